@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "imgpolicy",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
+    products: [
+        .library(name: "Policy", targets: ["Policy"]),
+        .library(name: "PolicyUserDefaults", targets: ["PolicyUserDefaults"]),
+        .executable(name: "imgpolicy", targets: ["cli"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // The decision engine: model, rules, settings, reachability. Standard library and
+        // Foundation's essentials only.
+        .target(name: "Policy"),
+        // The settings store over Foundation's UserDefaults, kept apart so that `Policy` does not
+        // link the whole of Foundation.
+        .target(name: "PolicyUserDefaults", dependencies: ["Policy"]),
+        // The `imgpolicy` command.
+        .executableTarget(
+            name: "cli",
+            dependencies: [
+                "Policy",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // `swift run -c release policy-benchmark`: compiled policy against a hand-written tree.
+        .executableTarget(name: "policy-benchmark", dependencies: ["Policy"], path: "Benchmarks/PolicyBenchmark"),
+        // Helpers shared by the test targets: temporary folders, the package's paths, processes.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "PolicyTests", dependencies: ["Policy", "PolicyUserDefaults", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["Policy", "TestSupport", "cli"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

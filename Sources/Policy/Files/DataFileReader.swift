@@ -1,0 +1,41 @@
+/// Reads a whole data file (items, policy, settings) with errors that name the file and say
+/// what is wrong, and a size limit so that a huge file cannot exhaust memory.
+enum DataFileReader {
+    /// The largest data file read: far above any real item, policy or settings file.
+    static let maximumSize = 64 << 20
+
+    /// The bytes of `path`; `-` reads standard input.
+    static func read(_ path: String) throws(DataFileError) -> [UInt8] {
+        if path == "-" { return try readAll(fd: 0, source: "<stdin>") }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            throw DataFileError(code == ENOENT || code == ENOTDIR ? .notFound : .unreadable, source: path,
+                                message: code == ENOENT ? "no such file" : errnoText(code).lowercased())
+        }
+        defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            throw DataFileError(.unreadable, source: path, message: "is a directory, not a file")
+        }
+        return try readAll(fd: fd, source: path)
+    }
+
+    /// Reads `fd` to its end.
+    static func readAll(fd: Int32, source: String) throws(DataFileError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw DataFileError(.unreadable, source: source, message: errnoText(errno).lowercased())
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<count])
+            if bytes.count > maximumSize {
+                throw DataFileError(.invalid, source: source, message: "larger than \(maximumSize >> 20) MiB, refusing to read it")
+            }
+        }
+    }
+}

@@ -1,0 +1,22 @@
+#if canImport(Glibc)
+@_exported import Glibc
+#elseif canImport(Musl)
+@_exported import Musl
+#elseif canImport(Darwin)
+@_exported import Darwin
+#endif
+
+/// The text of the C library's message for `code` (`No such file or directory`).
+func errnoText(_ code: Int32) -> String {
+    String(cString: strerror(code))
+}
+
+/// `read(2)`, under a name no method shadows.
+func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(fd, buffer, count)
+}
+
+/// `write(2)`, under a name no method shadows.
+func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    write(fd, buffer, count)
+}

@@ -1,0 +1,25 @@
+/// Answers "is this image cached?" for the policy. The fetcher's caches conform; so does
+/// `StaticCacheContents`, the test double.
+///
+/// Thread safety: implementations must be safe to call from any thread at once. The call sits on
+/// the path of every decision, so it must be cheap: answer from memory, never touch the disk or the
+/// network.
+public protocol CacheInspecting: Sendable {
+    /// Whether the image at `url` can be shown right now without a download.
+    func containsImage(at url: ImageURL) -> Bool
+
+    /// Which variants of `item` are cached. A default implementation asks `containsImage(at:)`
+    /// for each URL the item has.
+    func cachedVariants(of item: ImageItem) -> CachedVariants
+}
+
+extension CacheInspecting {
+    /// Asks `containsImage(at:)` for each of the item's URLs. A thumbnail the item does not have is
+    /// never cached.
+    public func cachedVariants(of item: ImageItem) -> CachedVariants {
+        var variants: CachedVariants = []
+        if containsImage(at: item.original) { variants.insert(.original) }
+        if let thumbnail = item.thumbnail, containsImage(at: thumbnail) { variants.insert(.thumbnail) }
+        return variants
+    }
+}

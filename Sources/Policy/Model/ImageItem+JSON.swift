@@ -1,0 +1,68 @@
+extension ImageItem {
+    /// Reads the items of the file at `path` (`-` reads standard input). See
+    /// `items(fromJSON:source:)` for the format.
+    ///
+    /// - Throws: `DataFileError`: `.notFound`, `.unreadable`, `.malformed`, or `.invalid` naming the
+    ///   line and key.
+    public static func load(contentsOf path: String) throws(DataFileError) -> [ImageItem] {
+        try items(fromJSON: DataFileReader.read(path), source: path == "-" ? "<stdin>" : path)
+    }
+
+    /// Reads items from JSON: one object `{"id": "…", "original": "https://…", "thumbnail": "https://…"}`
+    /// or an array of such objects. Unknown keys are rejected (a misspelt `"thumbnial"` would
+    /// otherwise silently mean "no thumbnail"); `id` may be a string or an integer.
+    ///
+    /// - Parameter source: the file name to put in error messages.
+    public static func items(fromJSON bytes: some Collection<UInt8>, source: String) throws(DataFileError) -> [ImageItem] {
+        let document = try JSONParser().parse(bytes, source: source)
+        switch document.kind {
+        case .array(let elements):
+            guard !elements.isEmpty else {
+                throw DataFileError(.invalid, source: source, line: document.line, message: "the array holds no item")
+            }
+            var items: [ImageItem] = []
+            items.reserveCapacity(elements.count)
+            for (position, element) in elements.enumerated() {
+                items.append(try item(from: element, source: source, context: "item \(position + 1)"))
+            }
+            return items
+        case .object:
+            return [try item(from: document, source: source, context: nil)]
+        default:
+            throw DataFileError(.invalid, source: source, line: document.line,
+                                message: "expected an item object or an array of items, found \(document.typeDescription)")
+        }
+    }
+
+    static func item(from value: JSONValue, source: String, context: String?) throws(DataFileError) -> ImageItem {
+        let reader = try JSONObjectReader(value, source: source, context: context, what: "an item", keys: ["id", "original", "thumbnail"])
+        var id: String?
+        if let idValue = reader.value("id") {
+            switch idValue.kind {
+            case .string(let text): id = text
+            case .number(let text) where Int(text) != nil: id = text
+            case .null: id = nil
+            default: throw reader.error("\"id\" must be a string or an integer, found \(idValue.typeDescription)", at: idValue)
+            }
+        }
+        let original = try url(reader.value("original"), key: "original", reader: reader)
+        guard let original else { throw reader.error("\"original\" is missing") }
+        let thumbnail = try url(reader.value("thumbnail"), key: "thumbnail", reader: reader)
+        return ImageItem(id: id, original: original, thumbnail: thumbnail)
+    }
+
+    private static func url(_ value: JSONValue?, key: String, reader: JSONObjectReader) throws(DataFileError) -> ImageURL? {
+        guard let value else { return nil }
+        switch value.kind {
+        case .null:
+            return nil
+        case .string(let text):
+            if let problem = ImageURL.problem(with: text) {
+                throw reader.error("\"\(key)\": \(problem)", at: value)
+            }
+            return ImageURL(text)
+        default:
+            throw reader.error("\"\(key)\" must be a string, found \(value.typeDescription)", at: value)
+        }
+    }
+}

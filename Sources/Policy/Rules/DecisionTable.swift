@@ -1,0 +1,20 @@
+/// A policy compiled to a lookup table: one entry per possible input, holding the rule that
+/// fires and its action. Built once by `PolicyValidator`; read by `ImagePolicy.outcome(for:)`.
+struct DecisionTable: Sendable {
+    private let entries: ContiguousArray<PolicyOutcome>
+    /// `count - 1`; the count is a power of two, so masking keeps any key in range.
+    private let mask: Int
+
+    init(entries: ContiguousArray<PolicyOutcome>) {
+        precondition(entries.count > 0 && entries.count & (entries.count - 1) == 0)
+        self.entries = entries
+        self.mask = entries.count - 1
+    }
+
+    /// The number of entries: 256 × 2^(settings).
+    var count: Int { entries.count }
+
+    func outcome(forKey key: Int) -> PolicyOutcome {
+        entries.withUnsafeBufferPointer { $0[key & mask] }
+    }
+}

@@ -1,0 +1,217 @@
+/// A decision policy: the boolean settings it reads, an ordered list of rules (first match wins,
+/// the last one a catch-all), and a table of cases it must satisfy.
+///
+/// A policy is validated and compiled when it is made: every possible input is decided once, up
+/// front, into a lookup table, so a decision costs a table read, not a walk over the rules.
+///
+/// ```swift
+/// let policy = try ImagePolicy.load(contentsOf: "policies/low-data.json")
+/// let decision = try policy.decide(item, network: reachability.currentState,
+///                                  settings: store, cache: cache)
+/// ```
+public struct ImagePolicy: Sendable {
+    /// The most boolean settings one policy may read (the table doubles with each).
+    public static let maximumSettings = 8
+    /// The most rules one policy may have.
+    public static let maximumRules = 255
+
+    /// The policy's name (`default`, `low-data`): its file name without `.json`.
+    public let name: String
+    /// What the policy is for, in a sentence.
+    public let summary: String
+    /// The settings it reads, in bit order.
+    public let settings: [SettingDeclaration]
+    /// The rules, in order.
+    public let rules: [PolicyRule]
+    /// Its table of expected decisions.
+    public let cases: [PolicyCase]
+    /// The compiled lookup table.
+    let table: DecisionTable
+
+    /// Validates and compiles a policy.
+    ///
+    /// - Parameter source: the file name for error messages (`<built-in>` for code).
+    /// - Throws: `DataFileError` with code `.invalid` naming the rule and what is wrong.
+    public init(name: String, summary: String = "", settings: [SettingDeclaration], rules: [PolicyRule],
+                cases: [PolicyCase] = [], source: String = "<built-in>", ruleLines: [Int] = []) throws(DataFileError) {
+        self.name = name
+        self.summary = summary
+        self.settings = settings
+        self.rules = rules
+        self.cases = cases
+        self.table = try PolicyValidator(source: source, settings: settings, rules: rules, cases: cases, ruleLines: ruleLines).compile()
+    }
+
+    /// The position of the setting `key` among `settings`, or nil when the policy does not read it.
+    public func settingPosition(_ key: String) -> Int? {
+        settings.firstIndex { $0.key == key }
+    }
+
+    /// The declared defaults, as resolved settings.
+    public var defaultSettings: ResolvedSettings {
+        var bits: UInt16 = 0
+        for (position, declaration) in settings.enumerated() where declaration.defaultValue { bits |= 1 << position }
+        return ResolvedSettings(bits: bits)
+    }
+
+    /// Resolves `values` (key → on/off) against the declarations; keys left out take their
+    /// defaults. Returns the first key the policy does not declare through `unknownKey`.
+    public func resolveSettings(_ values: [String: Bool]) -> (settings: ResolvedSettings, unknownKey: String?) {
+        var resolved = defaultSettings
+        var unknown: String?
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            guard let position = settingPosition(key) else {
+                if unknown == nil { unknown = key }
+                continue
+            }
+            if value { resolved.bits |= 1 << position } else { resolved.bits &= ~(1 << position) }
+        }
+        return (resolved, unknown)
+    }
+
+    /// Reads every setting the policy declares from `store` (its stored value, else the policy's
+    /// default).
+    ///
+    /// - Throws: `DataFileError` with code `.wrongType` when the store holds a value of another
+    ///   type under one of the keys, or the store's own read error.
+    public func resolveSettings(from store: some SettingsStore) throws(DataFileError) -> ResolvedSettings {
+        var bits: UInt16 = 0
+        for (position, declaration) in settings.enumerated() {
+            let value = try store.bool(forKey: declaration.key) ?? declaration.defaultValue
+            if value { bits |= 1 << position }
+        }
+        return ResolvedSettings(bits: bits)
+    }
+
+    /// The rule that fires for `input`, with its action: the compiled fast path, a table read.
+    public func outcome(for input: PolicyInput) -> PolicyOutcome {
+        table.outcome(forKey: input.tableKey)
+    }
+
+    /// Decides what to do for `item`.
+    public func decide(_ item: ImageItem, network: NetworkState, settings: ResolvedSettings,
+                       cache: some CacheInspecting) -> Decision {
+        decide(item, network: network, settings: settings, cached: cache.cachedVariants(of: item))
+    }
+
+    /// Decides what to do for `item`, reading the policy's settings from `store`.
+    public func decide(_ item: ImageItem, network: NetworkState, settings store: some SettingsStore,
+                       cache: some CacheInspecting) throws(DataFileError) -> Decision {
+        decide(item, network: network, settings: try resolveSettings(from: store), cache: cache)
+    }
+
+    /// Decides what to do for `item` given what is cached of it.
+    public func decide(_ item: ImageItem, network: NetworkState, settings: ResolvedSettings,
+                       cached: CachedVariants) -> Decision {
+        let input = PolicyInput(network: network, cached: cached, hasThumbnail: item.thumbnail != nil, settings: settings)
+        let outcome = outcome(for: input)
+        let rule = rules[outcome.ruleIndex]
+        let action: Decision.Action
+        // Validation guarantees that the variant exists for every input a rule can fire for.
+        switch outcome.action {
+        case .showCached(let variant):
+            action = item.url(of: variant).map { .showCached(variant, $0) } ?? .placeholder
+        case .load(let variant):
+            action = item.url(of: variant).map { .load(variant, $0) } ?? .placeholder
+        case .placeholder:
+            action = .placeholder
+        }
+        return Decision(action: action, rule: rule.name, reason: rule.reason, network: network)
+    }
+
+    /// The rules tried for `input`, in order, up to and including the one that fired, each with
+    /// why it did or did not match. This walks the rules (the slow path) for `--explain`.
+    public func explain(_ input: PolicyInput) -> [RuleTrace] {
+        var traces: [RuleTrace] = []
+        for (index, rule) in rules.enumerated() {
+            let mismatch = rule.condition.mismatch(for: input) { key in
+                settingPosition(key).map { input.settings.isOn(at: $0) } ?? false
+            }
+            traces.append(RuleTrace(index: index, rule: rule, mismatch: mismatch))
+            if mismatch == nil { break }
+        }
+        return traces
+    }
+
+    /// Every input the policy can see (network kind × expensive × constrained × cached variants ×
+    /// thumbnail present × each setting), with the outcome for each, in a stable order.
+    public func truthTable() -> [(input: PolicyInput, outcome: PolicyOutcome)] {
+        PolicyInput.all(settingCount: settings.count).map { ($0, outcome(for: $0)) }
+    }
+}
+
+/// The result of the compiled fast path: which rule fired, and its action.
+public struct PolicyOutcome: Sendable, Hashable {
+    /// The index of the rule in `ImagePolicy.rules`.
+    public var ruleIndex: Int { Int(rawRuleIndex) }
+    /// The rule's action.
+    public var action: RuleAction { RuleAction(packed: packedAction) }
+
+    let rawRuleIndex: UInt8
+    let packedAction: UInt8
+
+    init(ruleIndex: Int, action: RuleAction) {
+        rawRuleIndex = UInt8(ruleIndex)
+        packedAction = action.packed
+    }
+}
+
+extension RuleAction {
+    var packed: UInt8 {
+        switch self {
+        case .showCached(.original): return 0
+        case .showCached(.thumbnail): return 1
+        case .load(.original): return 2
+        case .load(.thumbnail): return 3
+        case .placeholder: return 4
+        }
+    }
+
+    init(packed: UInt8) {
+        switch packed {
+        case 0: self = .showCached(.original)
+        case 1: self = .showCached(.thumbnail)
+        case 2: self = .load(.original)
+        case 3: self = .load(.thumbnail)
+        default: self = .placeholder
+        }
+    }
+}
+
+/// One step of `ImagePolicy.explain(_:)`.
+public struct RuleTrace: Sendable, Hashable {
+    /// The rule's index in the policy.
+    public var index: Int
+    /// The rule.
+    public var rule: PolicyRule
+    /// Nil when the rule matched; otherwise why not.
+    public var mismatch: String?
+
+    /// Whether the rule matched (and so fired).
+    public var matched: Bool { mismatch == nil }
+}
+
+extension PolicyInput {
+    /// Every feasible input for a policy with `settingCount` settings. A cached thumbnail without a
+    /// thumbnail URL cannot happen and is left out.
+    static func all(settingCount: Int) -> [PolicyInput] {
+        var inputs: [PolicyInput] = []
+        for bits in 0..<(1 << settingCount) {
+            for kind in NetworkKind.allCases {
+                for expensive in [false, true] {
+                    for constrained in [false, true] {
+                        for hasThumbnail in [true, false] {
+                            for raw in UInt8(0)...3 where hasThumbnail || raw & 2 == 0 {
+                                inputs.append(PolicyInput(
+                                    network: NetworkState(kind, isExpensive: expensive, isConstrained: constrained),
+                                    cached: CachedVariants(rawValue: raw), hasThumbnail: hasThumbnail,
+                                    settings: ResolvedSettings(bits: UInt16(bits))))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return inputs
+    }
+}

@@ -1,0 +1,136 @@
+/// Checks a policy and compiles it to a `DecisionTable`.
+///
+/// It rejects: too many rules or settings, duplicate names, a condition that reads a setting the
+/// policy does not declare, a last rule that is not a catch-all, a rule that can never fire (its
+/// condition never holds, or earlier rules always win), a rule that can fire for an input where
+/// its action is impossible (showing a cached thumbnail that is not cached, loading a thumbnail
+/// the item does not have), and cases that name unknown settings or rules. Every message names
+/// the rule by its 1-based index and name.
+struct PolicyValidator {
+    let source: String
+    let settings: [SettingDeclaration]
+    let rules: [PolicyRule]
+    let cases: [PolicyCase]
+    let ruleLines: [Int]
+
+    private func fail(_ message: String, rule index: Int? = nil) -> DataFileError {
+        guard let index else { return DataFileError(.invalid, source: source, message: message) }
+        let line = index < ruleLines.count ? ruleLines[index] : nil
+        return DataFileError(.invalid, source: source, line: line, context: "rule \(index + 1) (\"\(rules[index].name)\")",
+                             message: message)
+    }
+
+    func compile() throws(DataFileError) -> DecisionTable {
+        guard !rules.isEmpty else { throw fail("the policy has no rule") }
+        guard rules.count <= ImagePolicy.maximumRules else {
+            throw fail("\(rules.count) rules, at most \(ImagePolicy.maximumRules) are allowed")
+        }
+        guard settings.count <= ImagePolicy.maximumSettings else {
+            throw fail("\(settings.count) settings, at most \(ImagePolicy.maximumSettings) are allowed")
+        }
+        var declared = Set<String>()
+        for declaration in settings {
+            guard !declaration.key.isEmpty else { throw fail("a setting has an empty name") }
+            guard declared.insert(declaration.key).inserted else { throw fail("the setting \"\(declaration.key)\" is declared twice") }
+        }
+        var names = Set<String>()
+        for (index, rule) in rules.enumerated() {
+            guard !rule.name.isEmpty else { throw fail("the rule has an empty name", rule: index) }
+            guard names.insert(rule.name).inserted else { throw fail("another rule already has this name", rule: index) }
+            if rule.reason.isEmpty { throw fail("the rule has no reason", rule: index) }
+            if let networks = rule.condition.networks, networks.isEmpty {
+                throw fail("\"network\" lists no network kind, so the rule can never fire", rule: index)
+            }
+            for key in rule.condition.settings.keys.sorted() where !declared.contains(key) {
+                throw fail("reads the setting \"\(key)\", which the policy does not declare in \"settings\"", rule: index)
+            }
+        }
+        guard rules[rules.count - 1].condition.isCatchAll else {
+            throw fail("the last rule must be a catch-all (no \"when\"), so that every input gets a decision",
+                       rule: rules.count - 1)
+        }
+
+        // Decide every input by walking the rules once; this is the table.
+        let keyCount = 256 << settings.count
+        var entries = ContiguousArray(repeating: PolicyOutcome(ruleIndex: rules.count - 1, action: rules[rules.count - 1].action),
+                                      count: keyCount)
+        var fired = Array(repeating: 0, count: rules.count)
+        var firstImpossible: [Int: PolicyInput] = [:]
+        for input in PolicyInput.all(settingCount: settings.count) {
+            let index = firstMatch(for: input)
+            fired[index] += 1
+            if firstImpossible[index] == nil, !isPossible(rules[index].action, for: input) {
+                firstImpossible[index] = input
+            }
+            entries[input.tableKey] = PolicyOutcome(ruleIndex: index, action: rules[index].action)
+        }
+        // Inputs that cannot happen (a cached thumbnail without a thumbnail URL) are decided as
+        // if the thumbnail were not cached, so that no table entry is left undecided.
+        for key in 0..<keyCount where key & (1 << 6) != 0 && key & (1 << 7) == 0 {
+            entries[key] = entries[key & ~(1 << 6)]
+        }
+        for (index, count) in fired.enumerated() where count == 0 {
+            let neverHolds = !PolicyInput.all(settingCount: settings.count).contains { matches(rules[index].condition, $0) }
+            throw fail(neverHolds ? "the condition can never hold, so the rule can never fire"
+                                  : "the rule can never fire: earlier rules match every input it matches", rule: index)
+        }
+        for (index, input) in firstImpossible.sorted(by: { $0.key < $1.key }) {
+            let action = rules[index].action
+            let why: String
+            switch action {
+            case .showCached(let variant): why = "shows the cached \(variant) but can fire when it is not cached"
+            default: why = "loads the thumbnail but can fire for an item without one"
+            }
+            throw fail("\(why) (for example \(describe(input))); add a condition on \"cached\" or \"hasThumbnail\"", rule: index)
+        }
+        try checkCases(names: names, declared: declared)
+        return DecisionTable(entries: entries)
+    }
+
+    private func checkCases(names: Set<String>, declared: Set<String>) throws(DataFileError) {
+        for (position, policyCase) in cases.enumerated() {
+            let context = "case \(position + 1)"
+            for key in policyCase.settings.keys.sorted() where !declared.contains(key) {
+                throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
+                                    message: "sets \"\(key)\", which the policy does not declare in \"settings\"")
+            }
+            if let rule = policyCase.expectedRule, !names.contains(rule) {
+                throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
+                                    message: "expects the rule \"\(rule)\", which the policy does not have")
+            }
+            if policyCase.cached.has(.thumbnail), !policyCase.hasThumbnail {
+                throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
+                                    message: "says the thumbnail is cached but the item has none")
+            }
+        }
+    }
+
+    private func settingOn(_ key: String, _ input: PolicyInput) -> Bool {
+        guard let position = settings.firstIndex(where: { $0.key == key }) else { return false }
+        return input.settings.isOn(at: position)
+    }
+
+    private func matches(_ condition: RuleCondition, _ input: PolicyInput) -> Bool {
+        condition.mismatch(for: input) { settingOn($0, input) } == nil
+    }
+
+    private func firstMatch(for input: PolicyInput) -> Int {
+        rules.firstIndex { matches($0.condition, input) } ?? rules.count - 1
+    }
+
+    private func isPossible(_ action: RuleAction, for input: PolicyInput) -> Bool {
+        switch action {
+        case .showCached(let variant): return input.cached.has(variant) && (variant == .original || input.hasThumbnail)
+        case .load(.thumbnail): return input.hasThumbnail
+        case .load(.original), .placeholder: return true
+        }
+    }
+
+    private func describe(_ input: PolicyInput) -> String {
+        var text = input.description
+        for (position, declaration) in settings.enumerated() {
+            text += " \(declaration.key)=\(input.settings.isOn(at: position) ? "on" : "off")"
+        }
+        return text
+    }
+}

@@ -1,0 +1,82 @@
+/// When a rule applies: every constraint that is set must hold; a condition with none set is a
+/// catch-all.
+///
+/// ```swift
+/// RuleCondition(networks: [.cellular, .unknown], settings: ["alwaysDownloadOriginalImage": true])
+/// ```
+public struct RuleCondition: Sendable, Hashable {
+    /// The network kinds it applies to; nil for any.
+    public var networks: Set<NetworkKind>?
+    /// Required value of `NetworkState.isExpensive`; nil for either.
+    public var expensive: Bool?
+    /// Required value of `NetworkState.isConstrained`; nil for either.
+    public var constrained: Bool?
+    /// Required values of boolean settings, by key.
+    public var settings: [String: Bool]
+    /// Required cache state of each variant (`true`: cached, `false`: not cached).
+    public var cached: [Variant: Bool]
+    /// Whether the item must (`true`) or must not (`false`) have a thumbnail URL; nil for either.
+    public var hasThumbnail: Bool?
+
+    /// Creates a condition; every constraint left out matches anything.
+    public init(networks: Set<NetworkKind>? = nil, expensive: Bool? = nil, constrained: Bool? = nil,
+                settings: [String: Bool] = [:], cached: [Variant: Bool] = [:], hasThumbnail: Bool? = nil) {
+        self.networks = networks
+        self.expensive = expensive
+        self.constrained = constrained
+        self.settings = settings
+        self.cached = cached
+        self.hasThumbnail = hasThumbnail
+    }
+
+    /// The condition that always holds.
+    public static let always = RuleCondition()
+
+    /// True when no constraint is set: the rule matches every input.
+    public var isCatchAll: Bool {
+        networks == nil && expensive == nil && constrained == nil && settings.isEmpty && cached.isEmpty && hasThumbnail == nil
+    }
+
+    /// Nil when the condition holds for `input`; otherwise the first constraint that fails, in
+    /// words (for `--explain`).
+    public func mismatch(for input: PolicyInput, settingValue: (String) -> Bool) -> String? {
+        if let networks, !networks.contains(input.network.kind) {
+            return "network is \(input.network.kind), not \(networks.sorted { $0.index < $1.index }.map(\.rawValue).joined(separator: " or "))"
+        }
+        if let expensive, expensive != input.network.isExpensive {
+            return input.network.isExpensive ? "the network is expensive" : "the network is not expensive"
+        }
+        if let constrained, constrained != input.network.isConstrained {
+            return input.network.isConstrained ? "the network is constrained" : "the network is not constrained"
+        }
+        for (key, wanted) in settings.sorted(by: { $0.key < $1.key }) where settingValue(key) != wanted {
+            return "setting \(key) is \(wanted ? "off" : "on")"
+        }
+        for variant in Variant.allCases {
+            if let wanted = cached[variant], wanted != input.cached.has(variant) {
+                return "the \(variant) is \(wanted ? "not " : "")cached"
+            }
+        }
+        if let hasThumbnail, hasThumbnail != input.hasThumbnail {
+            return input.hasThumbnail ? "the item has a thumbnail" : "the item has no thumbnail"
+        }
+        return nil
+    }
+
+    /// The constraints in words, for `--explain` and listings: `network is cellular or unknown and
+    /// alwaysDownloadOriginalImage is on`; `always` for a catch-all.
+    public var summary: String {
+        var parts: [String] = []
+        if let networks {
+            parts.append("network is " + networks.sorted { $0.index < $1.index }.map(\.rawValue).joined(separator: " or "))
+        }
+        if let expensive { parts.append(expensive ? "expensive" : "not expensive") }
+        if let constrained { parts.append(constrained ? "constrained" : "not constrained") }
+        for (key, wanted) in settings.sorted(by: { $0.key < $1.key }) { parts.append("\(key) is \(wanted ? "on" : "off")") }
+        for variant in Variant.allCases {
+            if let wanted = cached[variant] { parts.append("\(variant) \(wanted ? "" : "not ")cached") }
+        }
+        if let hasThumbnail { parts.append(hasThumbnail ? "has a thumbnail" : "has no thumbnail") }
+        return parts.isEmpty ? "always" : parts.joined(separator: " and ")
+    }
+}

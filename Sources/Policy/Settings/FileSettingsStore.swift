@@ -1,0 +1,160 @@
+import Synchronization
+
+/// A settings store kept in a JSON file (one object, key → value), safe to share between
+/// processes.
+///
+/// - Reads parse the file once and reuse it until the file changes (checked with one `stat`).
+/// - Writes take an exclusive lock (`flock` on `<path>.lock`), read the file afresh, change the
+///   one key and replace the file atomically (temporary file, `fsync`, `rename`). Two processes
+///   setting different keys at the same moment both keep their update, and keys the SDK does not
+///   know are kept as they were.
+/// - A file that is not valid JSON, or not an object, is an error on every read and write, and is
+///   never overwritten: the user's file is theirs to fix.
+/// - A missing file is an empty store; the first write creates it and its folders.
+public final class FileSettingsStore: SettingsStore {
+    /// The file's path.
+    public let path: String
+
+    private struct Snapshot {
+        var identity: FileIdentity?
+        var members: [(key: String, value: JSONValue)]
+    }
+
+    private struct State {
+        var snapshot: Snapshot?
+        var defaults: [String: SettingValue] = [:]
+    }
+
+    // Guards the parsed snapshot and the registered defaults.
+    private let state = Mutex(State())
+
+    /// A store backed by the file at `path`. Nothing is read until a value is asked for.
+    public init(path: String) {
+        self.path = path
+    }
+
+    /// `$XDG_CONFIG_HOME/imgpolicy/settings.json`, else `~/.config/imgpolicy/settings.json`.
+    public static func defaultPath(environment: [String: String]) -> String {
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+            return config + "/imgpolicy/settings.json"
+        }
+        return (environment["HOME"] ?? ".") + "/.config/imgpolicy/settings.json"
+    }
+
+    public var location: String { path }
+
+    public func storedValue(forKey key: String) throws(DataFileError) -> SettingValue? {
+        try currentMembers().first { $0.key == key }.map { SettingValue($0.value) }
+    }
+
+    public func storedValues() throws(DataFileError) -> [String: SettingValue] {
+        Dictionary(try currentMembers().map { ($0.key, SettingValue($0.value)) }) { first, _ in first }
+    }
+
+    public func set(_ value: SettingValue, forKey key: String) throws(DataFileError) {
+        if case .double(let number) = value, !number.isFinite {
+            throw DataFileError(.invalid, source: path, message: "\"\(key)\": \(number) cannot be stored in JSON")
+        }
+        try update { members in
+            if let index = members.firstIndex(where: { $0.key == key }) {
+                members[index].value = value.jsonValue
+            } else {
+                members.append((key, value.jsonValue))
+            }
+        }
+    }
+
+    public func removeValue(forKey key: String) throws(DataFileError) {
+        try update { members in members.removeAll { $0.key == key } }
+    }
+
+    public func register(defaults: [String: SettingValue]) {
+        state.withLock { $0.defaults.merge(defaults) { _, new in new } }
+    }
+
+    public var registeredDefaults: [String: SettingValue] {
+        state.withLock { $0.defaults }
+    }
+
+    /// The line of `key` in the file as last read, for error messages.
+    func line(ofKey key: String) -> Int? {
+        state.withLock { $0.snapshot?.members.first { $0.key == key }?.value.line }
+    }
+
+    // MARK: - Reading
+
+    private func currentMembers() throws(DataFileError) -> [(key: String, value: JSONValue)] {
+        let identity = FileIdentity(path: path)
+        if let cached = state.withLock({ $0.snapshot }), cached.identity == identity, identity != nil {
+            return cached.members
+        }
+        let snapshot = try readSnapshot()
+        state.withLock { $0.snapshot = snapshot }
+        return snapshot.members
+    }
+
+    private func readSnapshot() throws(DataFileError) -> Snapshot {
+        let identity = FileIdentity(path: path)
+        let bytes: [UInt8]
+        do {
+            bytes = try DataFileReader.read(path)
+        } catch where error.code == .notFound {
+            return Snapshot(identity: nil, members: [])
+        }
+        let document = try JSONParser().parse(bytes, source: path)
+        guard case .object(let members) = document.kind else {
+            throw DataFileError(.malformed, source: path, line: document.line,
+                                message: "expected a JSON object of settings, found \(document.typeDescription)")
+        }
+        return Snapshot(identity: identity, members: members)
+    }
+
+    // MARK: - Writing
+
+    private func update(_ change: (inout [(key: String, value: JSONValue)]) -> Void) throws(DataFileError) {
+        try AtomicFileWriter.makeFolders(AtomicFileWriter.parentFolder(of: path), for: path)
+        let lockFD = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard lockFD >= 0 else {
+            throw DataFileError(.writeFailed, source: path, message: "cannot open the lock file: \(errnoText(errno).lowercased())")
+        }
+        defer { close(lockFD) }
+        while flock(lockFD, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                throw DataFileError(.writeFailed, source: path, message: "cannot lock the file: \(errnoText(errno).lowercased())")
+            }
+        }
+        defer { flock(lockFD, LOCK_UN) }
+        // Read afresh under the lock: another process may have written since our last read.
+        var members = try readSnapshot().members
+        change(&members)
+        let text = JSONWriter.text(of: JSONValue(.object(members)))
+        try AtomicFileWriter.write(Array(text.utf8), to: path)
+        let snapshot = Snapshot(identity: FileIdentity(path: path), members: members)
+        state.withLock { $0.snapshot = snapshot }
+    }
+}
+
+/// What tells one version of a file from another without reading it: device, inode, size and
+/// modification time. An atomic replace always changes the inode.
+struct FileIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modified: Int64
+    var modifiedNanoseconds: Int64
+
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        #if canImport(Darwin)
+        modified = Int64(info.st_mtimespec.tv_sec)
+        modifiedNanoseconds = Int64(info.st_mtimespec.tv_nsec)
+        #else
+        modified = Int64(info.st_mtim.tv_sec)
+        modifiedNanoseconds = Int64(info.st_mtim.tv_nsec)
+        #endif
+    }
+}

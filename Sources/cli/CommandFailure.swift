@@ -1,0 +1,59 @@
+import Foundation
+import Policy
+
+/// The exit statuses of `imgpolicy` (from BSD's sysexits.h), as documented in README.md.
+enum ExitStatus: Int32 {
+    case success = 0
+    /// A looked-up value does not exist (`settings get` of an unset key).
+    case notSet = 1
+    /// Wrong flag, value or name on the command line.
+    case usage = 64
+    /// A file's content is wrong: item, policy or settings.
+    case dataError = 65
+    /// A file does not exist or cannot be read.
+    case noInput = 66
+    /// A file could not be written.
+    case ioError = 74
+}
+
+/// A failure to report in one line on standard error, with its exit status.
+struct CommandFailure: Error {
+    var message: String
+    var status: ExitStatus
+
+    init(_ message: String, status: ExitStatus) {
+        self.message = message
+        self.status = status
+    }
+
+    /// The status that matches a file error.
+    init(_ error: DataFileError) {
+        let status: ExitStatus
+        switch error.code {
+        case .notFound, .unreadable: status = .noInput
+        case .malformed, .invalid, .wrongType: status = .dataError
+        case .writeFailed: status = .ioError
+        }
+        self.init(error.description, status: status)
+    }
+
+    /// A usage error.
+    static func usage(_ message: String) -> CommandFailure {
+        CommandFailure(message, status: .usage)
+    }
+
+    func exit() -> Never {
+        let line = "imgpolicy: " + message.replacingOccurrences(of: "\n", with: " ") + "\n"
+        FileHandle.standardError.write(Data(line.utf8))
+        Foundation.exit(status.rawValue)
+    }
+}
+
+/// Runs `body`, turning a file error into a `CommandFailure`.
+func reporting<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as DataFileError {
+        throw CommandFailure(error)
+    }
+}

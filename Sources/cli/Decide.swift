@@ -1,0 +1,138 @@
+import ArgumentParser
+import Foundation
+import Policy
+
+/// `imgpolicy [decide]`: the decision for each item of an item file.
+struct Decide: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Decide what to show for each item (the default command).",
+        discussion: """
+            Network precedence: --network, then $IMGPOLICY_NETWORK (e.g. "cellular,expensive"), then \
+            detection. Until the fetcher's cache is wired in, an image counts as cached only when \
+            --cached says so.
+            """
+    )
+
+    @Option(help: ArgumentHelp("The item file: one item object or an array of them; - reads standard input.", valueName: "file"))
+    var item: String
+
+    @Option(help: ArgumentHelp("The network kind, or auto to detect it.", valueName: "wifi|cellular|wired|offline|unknown|auto"))
+    var network: NetworkChoice = .auto
+
+    @Flag(help: "The network is metered (hotspot, tethering).")
+    var expensive = false
+
+    @Flag(help: "The user asked to save data (Low Data Mode, Data Saver).")
+    var constrained = false
+
+    @Option(help: ArgumentHelp("A bundled policy's name or a policy file.", valueName: "name|file"))
+    var policy = "default"
+
+    @OptionGroup var settings: SettingsLocation
+
+    @Option(name: .customLong("set"), help: ArgumentHelp("Override a setting for this run only; nothing is written.", valueName: "key=value"))
+    var overrides: [String] = []
+
+    @Option(help: ArgumentHelp("Assume this variant of every item is cached (repeatable).", valueName: "original|thumbnail"))
+    var cached: [Variant] = []
+
+    @Flag(help: "One JSON object per item, one per line: action, variant, url, rule, reason, network.")
+    var json = false
+
+    @Flag(help: "Print the rules tried and why each did or did not match (to standard error with --json).")
+    var explain = false
+
+    func run() throws {
+        let policy = try PolicyLocator.load(policy)
+        let overrides = try parseOverrides(for: policy)
+        let state = try networkState()
+        let items = try reporting { try ImageItem.load(contentsOf: item) }
+        let store = settings.store()
+        var resolved = try reporting { try policy.resolveSettings(from: store) }
+        for (position, value) in overrides {
+            if value { resolved.bits |= 1 << position } else { resolved.bits &= ~(1 << position) }
+        }
+        let cache = StaticCacheContents(assuming: cached.reduce(into: CachedVariants()) { $0.insert(CachedVariants($1)) })
+        var output = ""
+        for item in items {
+            let cachedVariants = cache.cachedVariants(of: item)
+            let decision = policy.decide(item, network: state, settings: resolved, cached: cachedVariants)
+            if explain {
+                let input = PolicyInput(network: state, cached: cachedVariants, hasThumbnail: item.thumbnail != nil, settings: resolved)
+                let trace = explanation(policy: policy, input: input, item: item)
+                if json { FileHandle.standardError.write(Data(trace.utf8)) } else { output += trace }
+            }
+            output += (json ? jsonLine(decision) : textLine(decision, item: item)) + "\n"
+        }
+        FileHandle.standardOutput.write(Data(output.utf8))
+    }
+
+    /// `--set` values, as (setting position, value).
+    private func parseOverrides(for policy: ImagePolicy) throws -> [(Int, Bool)] {
+        try overrides.map { text in
+            guard let equals = text.firstIndex(of: "=") else {
+                throw CommandFailure.usage("--set \(text): expected key=value")
+            }
+            let key = String(text[..<equals])
+            let valueText = String(text[text.index(after: equals)...])
+            guard let position = policy.settingPosition(key) else {
+                let known = policy.settings.map(\.key).joined(separator: ", ")
+                throw CommandFailure.usage("--set \(text): the policy \"\(policy.name)\" reads no setting \"\(key)\" (it reads: \(known.isEmpty ? "none" : known))")
+            }
+            guard let value = SettingValue.parseBool(valueText) else {
+                throw CommandFailure.usage("--set \(text): \"\(valueText)\" is not a boolean (true/false, yes/no, on/off, 1/0)")
+            }
+            return (position, value)
+        }
+    }
+
+    private func networkState() throws -> NetworkState {
+        var state: NetworkState
+        switch network {
+        case .auto:
+            do {
+                if let fromEnvironment = try EnvironmentReachability(environment: ProcessInfo.processInfo.environment) {
+                    state = fromEnvironment.currentState
+                } else {
+                    state = LinuxReachability().currentState
+                }
+            } catch {
+                throw CommandFailure.usage(error.description)
+            }
+        default:
+            state = NetworkState(NetworkKind(rawValue: network.rawValue) ?? .unknown)
+        }
+        if expensive { state.isExpensive = true }
+        if constrained { state.isConstrained = true }
+        return state
+    }
+
+    private func textLine(_ decision: Decision, item: ImageItem) -> String {
+        (item.id.map { "\($0): " } ?? "") + decision.description
+    }
+
+    private func jsonLine(_ decision: Decision) -> String {
+        func string(_ text: String?) -> JSONValue { JSONValue(text.map { .string($0) } ?? .null) }
+        return JSONWriter.compactText(of: JSONValue(.object([
+            ("action", string(decision.action.kind.rawValue)),
+            ("variant", string(decision.variant?.rawValue)),
+            ("url", string(decision.url?.absoluteString)),
+            ("rule", string(decision.rule)),
+            ("reason", string(decision.reason)),
+            ("network", string(decision.network.kind.rawValue)),
+        ])))
+    }
+
+    private func explanation(policy: ImagePolicy, input: PolicyInput, item: ImageItem) -> String {
+        var settingsText = ""
+        for (position, declaration) in policy.settings.enumerated() {
+            settingsText += " \(declaration.key)=\(input.settings.isOn(at: position) ? "on" : "off")"
+        }
+        var text = "\(item.id.map { "\($0): " } ?? "")policy \(policy.name), \(input)\(settingsText)\n"
+        for trace in policy.explain(input) {
+            let verdict = trace.mismatch.map { "no: \($0)" } ?? "yes: \(trace.rule.action)"
+            text += "  rule \(trace.index + 1) \(trace.rule.name) [\(trace.rule.condition.summary)] \(verdict)\n"
+        }
+        return text
+    }
+}

@@ -1,0 +1,48 @@
+import ArgumentParser
+import Foundation
+import Policy
+
+/// The `imgpolicy` command: decides which image to show or fetch for an item on a network.
+@main
+struct Imgpolicy: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "imgpolicy",
+        abstract: "Decide which image (original, thumbnail, cached, placeholder) to show for an item on the current network.",
+        discussion: """
+            Exit status: 0 success; 1 a looked-up setting is not set; 64 usage error (unknown flag or \
+            value, unknown setting in --set, a value that is not a boolean, an unknown policy name); \
+            65 bad item, policy or settings file (or a policy whose own cases fail); 66 a file that \
+            does not exist or cannot be read; 74 a file could not be written.
+            """,
+        subcommands: [Decide.self, SettingsCommand.self, PolicyCommand.self, NetworkCommand.self],
+        defaultSubcommand: Decide.self
+    )
+
+    /// Parses, runs, and turns every failure into one line on standard error and a documented
+    /// exit status: no stack trace, whatever the input.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let failure as CommandFailure {
+            failure.exit()
+        } catch let error as DataFileError {
+            CommandFailure(error).exit()
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                // --help, --version: the full text, on standard output.
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            // ArgumentParser lists choices on separate lines; fold them into one.
+            let lines = Self.message(for: error).split(separator: "\n").map { line in
+                String(line.drop { $0 == " " || $0 == "-" })
+            }.filter { !$0.isEmpty }
+            var message = lines.first ?? "invalid usage"
+            if lines.count > 1 { message += " " + lines.dropFirst().joined(separator: ", ") }
+            CommandFailure(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message,
+                           status: code == .validationFailure ? .usage : ExitStatus(rawValue: code.rawValue) ?? .usage).exit()
+        }
+    }
+}

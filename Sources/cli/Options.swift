@@ -1,0 +1,29 @@
+import ArgumentParser
+import Foundation
+import Policy
+
+extension NetworkKind: ExpressibleByArgument {}
+extension Variant: ExpressibleByArgument {}
+
+/// `--network`: a kind, or `auto` to detect it.
+enum NetworkChoice: String, ExpressibleByArgument, CaseIterable {
+    case wifi, cellular, wired, offline, unknown, auto
+}
+
+/// `--settings FILE`, shared by the commands that read settings.
+struct SettingsLocation: ParsableArguments {
+    @Option(name: .customLong("settings"),
+            help: ArgumentHelp("The settings file (default: $XDG_CONFIG_HOME/imgpolicy/settings.json, else ~/.config/imgpolicy/settings.json).",
+                               valueName: "file"))
+    var path: String?
+
+    /// The store at the chosen path.
+    func store() -> FileSettingsStore {
+        FileSettingsStore(path: path ?? FileSettingsStore.defaultPath(environment: ProcessInfo.processInfo.environment))
+    }
+}
+
+/// Writes `text` and a newline to standard output.
+func printLine(_ text: String) {
+    print(text)
+}

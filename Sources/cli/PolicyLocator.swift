@@ -1,0 +1,52 @@
+import Foundation
+import Policy
+
+/// Finds the policy a user names: a path (anything with a `/` or ending in `.json`), or the
+/// name of a bundled policy, looked up as `NAME.json` in, in order:
+/// `$IMGPOLICY_POLICY_DIR`, a `policies/` folder beside the executable or up to four folders
+/// above it (the package checkout, for `swift run` and `.build/debug/imgpolicy`), and
+/// `<prefix>/share/imgpolicy/policies` for an installed `<prefix>/bin/imgpolicy`.
+/// `default` is built in, so it works with no file at all.
+enum PolicyLocator {
+    static func load(_ reference: String) throws -> ImagePolicy {
+        if reference.contains("/") || reference.hasSuffix(".json") {
+            return try reporting { try ImagePolicy.load(contentsOf: reference) }
+        }
+        for folder in searchFolders() {
+            let path = folder + "/" + reference + ".json"
+            if FileManager.default.fileExists(atPath: path) {
+                return try reporting { try ImagePolicy.load(contentsOf: path) }
+            }
+        }
+        if reference == "default" { return ImagePolicy.default }
+        let known = Set(searchFolders().flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+                .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }
+        } + ["default"]).sorted()
+        throw CommandFailure.usage("no policy named \"\(reference)\" (known: \(known.joined(separator: ", ")); or give a file path)")
+    }
+
+    static func searchFolders() -> [String] {
+        var folders: [String] = []
+        if let custom = ProcessInfo.processInfo.environment["IMGPOLICY_POLICY_DIR"], !custom.isEmpty {
+            folders.append(custom)
+        }
+        var folder = (executablePath() as NSString).deletingLastPathComponent
+        for _ in 0...4 {
+            let candidate = folder + "/policies"
+            if FileManager.default.fileExists(atPath: candidate + "/default.json") { folders.append(candidate) }
+            if folder == "/" { break }
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+        let share = (((executablePath() as NSString).deletingLastPathComponent as NSString)
+            .deletingLastPathComponent as NSString).appendingPathComponent("share/imgpolicy/policies")
+        folders.append(share)
+        var seen = Set<String>()
+        return folders.filter { seen.insert($0).inserted }
+    }
+
+    private static func executablePath() -> String {
+        if let resolved = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return resolved }
+        return (CommandLine.arguments.first.map { URL(fileURLWithPath: $0).standardizedFileURL.path }) ?? "."
+    }
+}

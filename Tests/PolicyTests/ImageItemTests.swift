@@ -1,0 +1,42 @@
+import Policy
+import Testing
+
+struct ImageItemTests {
+    @Test func readsOneObjectOrAnArray() throws {
+        let one = try ImageItem.items(fromJSON: Array(#"{"id": "a", "original": "https://x.example/o.jpg", "thumbnail": "http://x.example/t.jpg"}"#.utf8), source: "i.json")
+        #expect(one == [ImageItem(id: "a", original: ImageURL("https://x.example/o.jpg")!, thumbnail: ImageURL("http://x.example/t.jpg")!)])
+        let many = try ImageItem.items(fromJSON: Array(#"[{"original": "https://x.example/1"}, {"id": 7, "original": "https://x.example/2", "thumbnail": null}]"#.utf8), source: "i.json")
+        #expect(many.count == 2)
+        #expect(many[1].id == "7")
+        #expect(many[1].thumbnail == nil)
+    }
+
+    @Test(arguments: [
+        (#"{"id": "a"}"#, #"i.json: line 1: "original" is missing"#),
+        ("{\n\"original\":\n  3}", #"i.json: line 3: "original" must be a string, found a number"#),
+        (#"{"original": "https://x/o", "thumbnial": "https://x/t"}"#, #"unknown key "thumbnial""#),
+        (#"[{"original": "https://x/o"}, {"original": "ftp://x/o"}]"#, #"i.json: line 1: item 2: "original": scheme "ftp" is not allowed"#),
+        (#"{"original": "file:///etc/passwd"}"#, #"scheme "file" is not allowed"#),
+        (#"{"original": "javascript:alert(1)"}"#, #"scheme "javascript" is not allowed"#),
+        (#"{"original": "//x.example/o.jpg"}"#, "is not an absolute URL"),
+        (#"{"original": "images/o.jpg"}"#, "is not an absolute URL"),
+        (#"{"original": "https:///o.jpg"}"#, "has no host"),
+        (#"{"original": "https://x.example/a b.jpg"}"#, "white space"),
+        (#"{"original": "https://x/o", "id": true}"#, #""id" must be a string or an integer"#),
+        ("[]", "the array holds no item"),
+        ("\"https://x/o\"", "expected an item object or an array of items, found a string"),
+    ])
+    func rejects(_ json: String, _ message: String) {
+        do {
+            _ = try ImageItem.items(fromJSON: Array(json.utf8), source: "i.json")
+            Issue.record("accepted \(json)")
+        } catch {
+            #expect(error.description.contains(message), "got: \(error.description)")
+        }
+    }
+
+    @Test(arguments: ["http://a", "HTTPS://A.example:8443/x?y#z", "https://[::1]:8080/i.png", "https://user@host/p"])
+    func acceptsURL(_ text: String) {
+        #expect(ImageURL(text) != nil)
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import Policy
+import PolicyUserDefaults
+import Testing
+import TestSupport
+
+struct SettingsStoreTests {
+    @Test func inMemoryStoreReadsTypedValuesAndDefaults() throws {
+        let store = InMemorySettingsStore(["b": .bool(true), "i": .integer(3), "s": .string("x")])
+        store.register(defaults: ["d": .bool(false), "b": .bool(false)])
+        #expect(try store.bool(forKey: "b") == true)
+        #expect(try store.bool(forKey: "d") == false)
+        #expect(try store.bool(forKey: "none") == nil)
+        #expect(try store.integer(forKey: "i") == 3)
+        #expect(try store.double(forKey: "i") == 3)
+        #expect(try store.string(forKey: "s") == "x")
+        #expect(throws: DataFileError.self) { try store.bool(forKey: "s") }
+        try store.removeValue(forKey: "b")
+        #expect(try store.bool(forKey: "b") == false)
+        #expect(try store.storedValues().keys.sorted() == ["i", "s"])
+    }
+
+    @Test func fileStoreCreatesItsFileAndFolders() throws {
+        let folder = TemporaryFolder()
+        let store = FileSettingsStore(path: folder.file("deep/er/settings.json"))
+        #expect(try store.storedValues().isEmpty)
+        try store.set(.bool(true), forKey: "alwaysDownloadOriginalImage")
+        #expect(try folder.read("deep/er/settings.json") == "{\n  \"alwaysDownloadOriginalImage\": true\n}\n")
+        #expect(try FileSettingsStore(path: store.path).bool(forKey: "alwaysDownloadOriginalImage") == true)
+    }
+
+    @Test func fileStoreKeepsKeysItDoesNotKnowExactly() throws {
+        let folder = TemporaryFolder()
+        let original = "{\n  \"theme\": {\"dark\": [1, 2.50]},\n  \"volume\": 1.0e2,\n  \"alwaysDownloadOriginalImage\": false\n}"
+        let path = try folder.write(original, to: "settings.json")
+        let store = FileSettingsStore(path: path)
+        try store.set(.bool(true), forKey: "alwaysDownloadOriginalImage")
+        try store.set(.string("x"), forKey: "new")
+        let text = try folder.read("settings.json")
+        #expect(text.contains("\"dark\": [\n"))
+        #expect(text.contains("2.50"))
+        #expect(text.contains("\"volume\": 1.0e2"))
+        #expect(text.contains("\"alwaysDownloadOriginalImage\": true"))
+        #expect(try store.storedValues().count == 4)
+    }
+
+    @Test func fileStoreReplacesTheFileAtomically() throws {
+        let folder = TemporaryFolder()
+        let store = FileSettingsStore(path: folder.file("settings.json"))
+        try store.set(.bool(true), forKey: "a")
+        let before = try FileManager.default.attributesOfItem(atPath: store.path)[.systemFileNumber] as? Int
+        try store.set(.bool(false), forKey: "b")
+        let after = try FileManager.default.attributesOfItem(atPath: store.path)[.systemFileNumber] as? Int
+        // A new inode: the file was renamed over, not rewritten in place.
+        #expect(before != after)
+        // No temporary file is left behind; only the file and its lock.
+        #expect(try folder.list() == ["settings.json", "settings.json.lock"])
+    }
+
+    @Test func fileStoreSeesChangesMadeByOthers() throws {
+        let folder = TemporaryFolder()
+        let reader = FileSettingsStore(path: folder.file("settings.json"))
+        let writer = FileSettingsStore(path: folder.file("settings.json"))
+        #expect(try reader.bool(forKey: "a") == nil)
+        try writer.set(.bool(true), forKey: "a")
+        #expect(try reader.bool(forKey: "a") == true)
+        try writer.removeValue(forKey: "a")
+        #expect(try reader.bool(forKey: "a") == nil)
+    }
+
+    @Test(arguments: ["{\"a\": tru", "[1, 2]", "\u{FF}\u{FE}", ""])
+    func aCorruptFileIsAnErrorAndIsNeverOverwritten(_ content: String) throws {
+        let folder = TemporaryFolder()
+        let path = try folder.write(content, to: "settings.json")
+        let store = FileSettingsStore(path: path)
+        #expect(throws: DataFileError.self) { try store.bool(forKey: "a") }
+        #expect { try store.set(.bool(true), forKey: "a") } throws: { error in
+            let error = error as? DataFileError
+            return error?.code == .malformed && error?.source == path
+        }
+        #expect(try folder.read("settings.json") == content)
+    }
+
+    @Test func aValueOfTheWrongTypeNamesTheFileTheLineAndTheKey() throws {
+        let folder = TemporaryFolder()
+        let path = try folder.write("{\n  \"other\": 1,\n  \"alwaysDownloadOriginalImage\": \"yes\"\n}\n", to: "settings.json")
+        let store = FileSettingsStore(path: path)
+        #expect(throws: DataFileError(.wrongType, source: path, line: 3,
+                                      message: "\"alwaysDownloadOriginalImage\" holds a string (\"yes\"), expected a boolean")) {
+            try store.bool(forKey: "alwaysDownloadOriginalImage")
+        }
+        #expect(throws: DataFileError.self) { try ImagePolicy.default.resolveSettings(from: store) }
+    }
+
+    @Test func anUnwritableFolderIsAWriteError() throws {
+        guard getuid() != 0 else { return }  // root writes anywhere; the check is meaningless then
+        let folder = TemporaryFolder()
+        try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: folder.path)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder.path) }
+        #expect(throws: DataFileError.self) { try FileSettingsStore(path: folder.file("s.json")).set(.bool(true), forKey: "a") }
+    }
+
+    @Test func defaultPathFollowsXDG() {
+        #expect(FileSettingsStore.defaultPath(environment: ["XDG_CONFIG_HOME": "/x/cfg", "HOME": "/home/u"]) == "/x/cfg/imgpolicy/settings.json")
+        #expect(FileSettingsStore.defaultPath(environment: ["HOME": "/home/u"]) == "/home/u/.config/imgpolicy/settings.json")
+        #expect(FileSettingsStore.defaultPath(environment: ["XDG_CONFIG_HOME": "relative", "HOME": "/home/u"]) == "/home/u/.config/imgpolicy/settings.json")
+    }
+
+    @Test func manyThreadsSettingDifferentKeysLoseNothing() async throws {
+        let folder = TemporaryFolder()
+        let path = folder.file("settings.json")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    let store = FileSettingsStore(path: path)
+                    for index in 0..<25 { try store.set(.integer(index), forKey: "w\(worker)-\(index)") }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try FileSettingsStore(path: path).storedValues().count == 100)
+    }
+
+    @Test func userDefaultsAdapterIsStrictAboutTypes() throws {
+        let suite = "imgpolicy-tests-\(UInt64.random(in: 0...UInt64.max))"
+        let store = try #require(UserDefaultsSettingsStore(suiteName: suite))
+        defer { UserDefaults(suiteName: suite)?.removePersistentDomain(forName: suite) }
+        store.register(defaults: [ImagePolicy.alwaysDownloadOriginalImage: .bool(false)])
+        #expect(try store.bool(forKey: ImagePolicy.alwaysDownloadOriginalImage) == false)
+        #expect(try store.storedValue(forKey: ImagePolicy.alwaysDownloadOriginalImage) == nil)
+        try store.set(.bool(true), forKey: ImagePolicy.alwaysDownloadOriginalImage)
+        try store.set(.integer(1), forKey: "count")
+        try store.set(.string("yes"), forKey: "text")
+        #expect(try store.bool(forKey: ImagePolicy.alwaysDownloadOriginalImage) == true)
+        #expect(try store.integer(forKey: "count") == 1)
+        #expect(throws: DataFileError.self) { try store.bool(forKey: "count") }
+        #expect(throws: DataFileError.self) { try store.bool(forKey: "text") }
+        #expect(try store.storedValues() == [ImagePolicy.alwaysDownloadOriginalImage: .bool(true), "count": .integer(1), "text": .string("yes")])
+        try store.removeValue(forKey: ImagePolicy.alwaysDownloadOriginalImage)
+        #expect(try store.bool(forKey: ImagePolicy.alwaysDownloadOriginalImage) == false)
+    }
+}
