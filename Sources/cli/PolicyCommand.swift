@@ -16,10 +16,6 @@ struct PolicyCommand: ParsableCommand {
 
         @Argument(help: ArgumentHelp("Policy files or bundled names.", valueName: "file")) var files: [String]
 
-        func validate() throws {
-            if files.isEmpty { throw ValidationError("give at least one policy file") }
-        }
-
         func run() throws {
             var worst: CommandFailure?
             for file in files {

@@ -5,23 +5,26 @@ public struct CachedVariants: OptionSet, Sendable, Hashable, CustomStringConvert
     public let rawValue: UInt8
 
     /// Creates a set from raw bits.
+    @inlinable
     public init(rawValue: UInt8) { self.rawValue = rawValue & 3 }
 
     /// The original is cached.
-    public static let original = CachedVariants(rawValue: 1)
+    @inlinable public static var original: CachedVariants { CachedVariants(rawValue: 1) }
     /// The thumbnail is cached.
-    public static let thumbnail = CachedVariants(rawValue: 2)
+    @inlinable public static var thumbnail: CachedVariants { CachedVariants(rawValue: 2) }
     /// Nothing is cached.
-    public static let none: CachedVariants = []
+    @inlinable public static var none: CachedVariants { CachedVariants(rawValue: 0) }
     /// Both are cached.
-    public static let both: CachedVariants = [.original, .thumbnail]
+    @inlinable public static var both: CachedVariants { CachedVariants(rawValue: 3) }
 
     /// The set holding just `variant`.
+    @inlinable
     public init(_ variant: Variant) {
         self = variant == .original ? .original : .thumbnail
     }
 
     /// Whether `variant` is cached.
+    @inlinable
     public func has(_ variant: Variant) -> Bool { contains(CachedVariants(variant)) }
 
     /// `none`, `original`, `thumbnail` or `original+thumbnail`.

@@ -16,6 +16,7 @@ public enum NetworkKind: String, Sendable, Hashable, CaseIterable, CustomStringC
     public var description: String { rawValue }
 
     /// A dense index 0..<5, for tables.
+    @usableFromInline @inline(__always)
     var index: Int {
         switch self {
         case .wifi: return 0

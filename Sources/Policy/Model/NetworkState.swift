@@ -14,6 +14,7 @@ public struct NetworkState: Sendable, Hashable, CustomStringConvertible {
     public var isConstrained: Bool
 
     /// Creates a state.
+    @inlinable
     public init(_ kind: NetworkKind, isExpensive: Bool = false, isConstrained: Bool = false) {
         self.kind = kind
         self.isExpensive = isExpensive

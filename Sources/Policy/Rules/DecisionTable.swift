@@ -1,9 +1,10 @@
 /// A policy compiled to a lookup table: one entry per possible input, holding the rule that
 /// fires and its action. Built once by `PolicyValidator`; read by `ImagePolicy.outcome(for:)`.
+@usableFromInline
 struct DecisionTable: Sendable {
-    private let entries: ContiguousArray<PolicyOutcome>
+    @usableFromInline let entries: ContiguousArray<PolicyOutcome>
     /// `count - 1`; the count is a power of two, so masking keeps any key in range.
-    private let mask: Int
+    @usableFromInline let mask: Int
 
     init(entries: ContiguousArray<PolicyOutcome>) {
         precondition(entries.count > 0 && entries.count & (entries.count - 1) == 0)
@@ -14,7 +15,8 @@ struct DecisionTable: Sendable {
     /// The number of entries: 256 × 2^(settings).
     var count: Int { entries.count }
 
+    @inlinable
     func outcome(forKey key: Int) -> PolicyOutcome {
-        entries.withUnsafeBufferPointer { $0[key & mask] }
+        entries[key & mask]
     }
 }

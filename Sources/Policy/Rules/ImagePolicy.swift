@@ -26,7 +26,7 @@ public struct ImagePolicy: Sendable {
     /// Its table of expected decisions.
     public let cases: [PolicyCase]
     /// The compiled lookup table.
-    let table: DecisionTable
+    @usableFromInline let table: DecisionTable
 
     /// Validates and compiles a policy.
     ///
@@ -84,6 +84,7 @@ public struct ImagePolicy: Sendable {
     }
 
     /// The rule that fires for `input`, with its action: the compiled fast path, a table read.
+    @inlinable @inline(__always)
     public func outcome(for input: PolicyInput) -> PolicyOutcome {
         table.outcome(forKey: input.tableKey)
     }
@@ -141,40 +142,18 @@ public struct ImagePolicy: Sendable {
 }
 
 /// The result of the compiled fast path: which rule fired, and its action.
+@frozen
 public struct PolicyOutcome: Sendable, Hashable {
-    /// The index of the rule in `ImagePolicy.rules`.
-    public var ruleIndex: Int { Int(rawRuleIndex) }
     /// The rule's action.
-    public var action: RuleAction { RuleAction(packed: packedAction) }
+    public let action: RuleAction
+    @usableFromInline let rawRuleIndex: UInt8
 
-    let rawRuleIndex: UInt8
-    let packedAction: UInt8
+    /// The index of the rule in `ImagePolicy.rules`.
+    @inlinable public var ruleIndex: Int { Int(rawRuleIndex) }
 
     init(ruleIndex: Int, action: RuleAction) {
         rawRuleIndex = UInt8(ruleIndex)
-        packedAction = action.packed
-    }
-}
-
-extension RuleAction {
-    var packed: UInt8 {
-        switch self {
-        case .showCached(.original): return 0
-        case .showCached(.thumbnail): return 1
-        case .load(.original): return 2
-        case .load(.thumbnail): return 3
-        case .placeholder: return 4
-        }
-    }
-
-    init(packed: UInt8) {
-        switch packed {
-        case 0: self = .showCached(.original)
-        case 1: self = .showCached(.thumbnail)
-        case 2: self = .load(.original)
-        case 3: self = .load(.thumbnail)
-        default: self = .placeholder
-        }
+        self.action = action
     }
 }
 

@@ -14,6 +14,7 @@ public struct PolicyInput: Sendable, Hashable, CustomStringConvertible {
     public var settings: ResolvedSettings
 
     /// Creates an input.
+    @inlinable
     public init(network: NetworkState, cached: CachedVariants, hasThumbnail: Bool, settings: ResolvedSettings) {
         self.network = network
         self.cached = cached
@@ -23,6 +24,7 @@ public struct PolicyInput: Sendable, Hashable, CustomStringConvertible {
 
     /// The index of this input in a compiled decision table: network kind in bits 0–2, then
     /// expensive, constrained, original cached, thumbnail cached, has thumbnail, then the settings.
+    @inlinable
     var tableKey: Int {
         var key = network.kind.index
         if network.isExpensive { key |= 1 << 3 }
@@ -45,8 +47,10 @@ public struct ResolvedSettings: Sendable, Hashable {
     public var bits: UInt16
 
     /// Creates resolved settings from raw bits.
+    @inlinable
     public init(bits: UInt16) { self.bits = bits }
 
     /// Whether the setting at `position` is on.
+    @inlinable
     public func isOn(at position: Int) -> Bool { bits & (1 << position) != 0 }
 }

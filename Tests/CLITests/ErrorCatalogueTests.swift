@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Every exit status, and a catalogue of bad inputs: each gives one line on standard error that
+/// names the file or the flag, the documented status, and never a crash.
+struct ErrorCatalogueTests {
+    struct BadInput: Sendable, CustomTestStringConvertible {
+        var label: String
+        var content: [UInt8]
+        var message: String
+        var testDescription: String { label }
+
+        init(_ label: String, _ text: String, _ message: String) {
+            self.label = label
+            content = Array(text.utf8)
+            self.message = message
+        }
+
+        init(_ label: String, bytes: [UInt8], _ message: String) {
+            self.label = label
+            content = bytes
+            self.message = message
+        }
+    }
+
+    static let badItems: [BadInput] = [
+        BadInput("empty file", "", "the file is empty"),
+        BadInput("white space only", " \n\n", "no JSON value"),
+        BadInput("binary garbage", bytes: (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) }, "expected a value"),
+        BadInput("invalid UTF-8 in a string", bytes: Array(#"{"original": ""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8), "not valid UTF-8"),
+        BadInput("10 MB of nesting", String(repeating: "[", count: 10_000_000), "nesting deeper than 64 levels"),
+        BadInput("10 MB of object nesting", String(repeating: #"{"a":"#, count: 2_000_000), "nesting deeper than 64 levels"),
+        BadInput("original missing", #"{"thumbnail": "https://a.example/t"}"#, #""original" is missing"#),
+        BadInput("original a number", "{\n\n  \"original\": 12\n}", #"line 3: "original" must be a string, found a number"#),
+        BadInput("thumbnail an object", #"{"original": "https://a/o", "thumbnail": {}}"#, #""thumbnail" must be a string"#),
+        BadInput("relative URL", #"{"original": "img/o.jpg"}"#, "is not an absolute URL"),
+        BadInput("file URL", #"{"original": "file:///etc/passwd"}"#, #"scheme "file" is not allowed"#),
+        BadInput("javascript URL", #"{"original": "javascript:alert(1)"}"#, #"scheme "javascript" is not allowed"#),
+        BadInput("data URL", #"{"original": "data:image/png;base64,AAAA"}"#, #"scheme "data" is not allowed"#),
+        BadInput("no host", #"{"original": "https:///x"}"#, "has no host"),
+        BadInput("a number at top level", "42", "expected an item object or an array of items"),
+        BadInput("an empty array", "[]", "the array holds no item"),
+        BadInput("a bad item in an array", "[\n{\"original\": \"https://a/o\"},\n{\"original\": null}\n]", #"line 3: item 2: "original" is missing"#),
+        BadInput("unknown key", #"{"original": "https://a/o", "thumb": "https://a/t"}"#, #"unknown key "thumb""#),
+        BadInput("trailing garbage", #"{"original": "https://a/o"} x"#, "after the end of the JSON value"),
+    ]
+
+    let cli = CLIRunner()
+
+    @Test("a bad item file exits 65 with one line naming the file", arguments: badItems)
+    func badItem(_ bad: BadInput) throws {
+        let path = try cli.home.write(Data(bad.content), to: "item.json")
+        let result = try cli.run(["--network", "wifi", "--item", path])
+        #expect(result.status == 65)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.hasPrefix("imgpolicy: \(path): "), "\(result.stderr)")
+        #expect(result.stderr.contains(bad.message), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test(arguments: [
+        (["--network", "lte", "--item", "examples/item.json"], "The value 'lte' is invalid for '--network"),
+        (["--item", "examples/item.json", "--frobnicate"], "Unknown option '--frobnicate'"),
+        (["--network", "wifi"], "Missing expected argument '--item"),
+        (["--item", "examples/item.json", "--set", "hd=true"], #"--set hd=true: the policy "default" reads no setting "hd""#),
+        (["--item", "examples/item.json", "--set", "alwaysDownloadOriginalImage=maybe"], #""maybe" is not a boolean"#),
+        (["--item", "examples/item.json", "--set", "alwaysDownloadOriginalImage"], "expected key=value"),
+        (["--item", "examples/item.json", "--cached", "hd"], "The value 'hd' is invalid for '--cached"),
+        (["--item", "examples/item.json", "--policy", "no-such-policy"], #"no policy named "no-such-policy""#),
+        (["settings", "set", "alwaysDownloadOriginalImage", "maybe"], #""maybe" is not a boolean"#),
+        (["policy", "check"], "Missing expected argument '<file> ...'"),
+    ])
+    func usageErrorsExit64(_ arguments: [String], _ message: String) throws {
+        let result = try cli.run(arguments)
+        #expect(result.status == 64)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+    }
+
+    @Test func aMissingFileExits66() throws {
+        for arguments in [["--item", "/nonexistent/x.json"], ["--item", "examples/item.json", "--policy", "/nonexistent/p.json"],
+                          ["policy", "check", "/nonexistent/p.json"]] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 66)
+            #expect(result.stderr == "imgpolicy: /nonexistent/\(arguments[1] == "check" || arguments.count > 2 ? "p" : "x").json: no such file\n")
+        }
+        let folder = try cli.run(["--item", cli.home.path])
+        #expect(folder.status == 66)
+        #expect(folder.stderr.contains("is a directory"))
+    }
+
+    @Test func aBadPolicyFileExits65() throws {
+        let path = try cli.home.write(#"{"rules": [{"name": "a", "when": {"network": "5g"}, "action": "placeholder", "reason": "r"}]}"#, to: "p.json")
+        let result = try cli.run(["--item", "examples/item.json", "--policy", path])
+        #expect(result.status == 65)
+        #expect(result.stderr == "imgpolicy: \(path): line 1: rule 1 (\"a\"): unknown network kind \"5g\" (expected \"wifi\", \"cellular\", \"wired\", \"offline\", \"unknown\")\n")
+    }
+
+    @Test func aCorruptSettingsFileExits65AndIsKept() throws {
+        let path = try cli.home.write("{\"alwaysDownloadOriginalImage\": \n", to: "settings.json")
+        let decide = try cli.run(["--network", "cellular", "--item", "examples/item.json", "--settings", path])
+        #expect(decide.status == 65)
+        #expect(decide.stderr.hasPrefix("imgpolicy: \(path): line 2: "))
+        let set = try cli.run(["settings", "set", "x", "1", "--settings", path])
+        #expect(set.status == 65)
+        #expect(try cli.home.read("settings.json") == "{\"alwaysDownloadOriginalImage\": \n")
+    }
+
+    @Test func aSettingOfTheWrongTypeExits65NamingFileAndKey() throws {
+        let path = try cli.home.write("{\n  \"alwaysDownloadOriginalImage\": \"yes\"\n}\n", to: "settings.json")
+        let result = try cli.run(["--network", "cellular", "--item", "examples/item.json", "--settings", path])
+        #expect(result.status == 65)
+        #expect(result.stderr == "imgpolicy: \(path): line 2: \"alwaysDownloadOriginalImage\" holds a string (\"yes\"), expected a boolean\n")
+    }
+
+    @Test func anUnwritableSettingsFileExits74() throws {
+        // A settings "file" whose folder is a regular file cannot be created, even by root.
+        try cli.home.write("x", to: "blocker")
+        let result = try cli.run(["settings", "set", "a", "true", "--settings", cli.home.file("blocker/settings.json")])
+        #expect(result.status == 74)
+        #expect(result.stderr.contains("blocker/settings.json"))
+    }
+
+    @Test func anUnsetSettingExits1() throws {
+        let result = try cli.run(["settings", "get", "nothing-here"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "imgpolicy: nothing-here is not set\n")
+    }
+
+    @Test func helpExits0() throws {
+        let result = try cli.run(["--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("USAGE: imgpolicy"))
+        #expect(result.stdout.contains("65 bad item, policy or settings file"))
+    }
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what building and testing imgpolicy needs, when it is missing, and says what it does.
+# Needs: the Swift toolchain (swift on PATH, or /opt/swift/usr/bin). Safe to run again.
+set -euo pipefail
+
+say() { printf '[setup] %s\n' "$*"; }
+
+if ! command -v swift >/dev/null 2>&1; then
+    if [ -x /opt/swift/usr/bin/swift ]; then
+        export PATH="/opt/swift/usr/bin:$PATH"
+        say "using the Swift toolchain in /opt/swift"
+    else
+        say "no Swift toolchain found: install Swift 6.x (https://www.swift.org/install) and run this again" >&2
+        exit 69
+    fi
+fi
+say "$(swift --version 2>/dev/null | head -n 1)"
+
+# Debian packages the project needs. None yet for the policy engine; the fetcher adds libcurl's
+# headers here.
+packages=()
+missing=()
+for package in "${packages[@]}"; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    say "installing ${missing[*]}"
+    if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+else
+    say "system packages: nothing to install"
+fi
