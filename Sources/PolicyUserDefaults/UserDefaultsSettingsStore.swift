@@ -34,12 +34,15 @@ public final class UserDefaultsSettingsStore: SettingsStore, @unchecked Sendable
         self.domain = domain
     }
 
+    /// Where the values live, for messages.
     public var location: String { "UserDefaults(\(domain))" }
 
+    /// The value stored under `key`, ignoring registered defaults.
     public func storedValue(forKey key: String) throws(DataFileError) -> SettingValue? {
         try storedDictionary()[key].map { object throws(DataFileError) in try settingValue(object, key: key) }
     }
 
+    /// Stores `value` under `key`.
     public func set(_ value: SettingValue, forKey key: String) throws(DataFileError) {
         switch value {
         case .bool(let flag): defaults.set(flag, forKey: key)
@@ -51,20 +54,24 @@ public final class UserDefaultsSettingsStore: SettingsStore, @unchecked Sendable
         }
     }
 
+    /// Removes the value stored under `key`.
     public func removeValue(forKey key: String) throws(DataFileError) {
         defaults.removeObject(forKey: key)
     }
 
+    /// Every stored value, without registered defaults.
     public func storedValues() throws(DataFileError) -> [String: SettingValue] {
         var values: [String: SettingValue] = [:]
         for (key, object) in storedDictionary() { values[key] = try settingValue(object, key: key) }
         return values
     }
 
+    /// Adds values used when nothing is stored.
     public func register(defaults values: [String: SettingValue]) {
         registered.withLock { $0.merge(values) { _, new in new } }
     }
 
+    /// The defaults registered so far.
     public var registeredDefaults: [String: SettingValue] {
         registered.withLock { $0 }
     }

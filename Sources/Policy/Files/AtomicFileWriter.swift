@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Replaces a file's content atomically: the bytes go to a temporary file in the same folder,
 /// which is flushed to disk and renamed over the target. A reader sees the old file or the new
 /// one, never half of either; a failure leaves the old file untouched and no temporary behind.

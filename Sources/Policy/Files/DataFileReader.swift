@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Reads a whole data file (items, policy, settings) with errors that name the file and say
 /// what is wrong, and a size limit so that a huge file cannot exhaust memory.
 enum DataFileReader {

@@ -19,6 +19,7 @@ public struct JSONValue: Sendable, Hashable {
         /// An object, with its members in source order.
         case object([(key: String, value: JSONValue)])
 
+        /// Kinds are equal when their contents are; object members compare in order.
         public static func == (lhs: Kind, rhs: Kind) -> Bool {
             switch (lhs, rhs) {
             case (.null, .null): return true
@@ -32,6 +33,7 @@ public struct JSONValue: Sendable, Hashable {
             }
         }
 
+        /// Hashes the contents.
         public func hash(into hasher: inout Hasher) {
             switch self {
             case .null: hasher.combine(0)
@@ -62,6 +64,7 @@ public struct JSONValue: Sendable, Hashable {
     /// Values are equal when their contents are; where they were read from does not count.
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.kind == rhs.kind }
 
+    /// Hashes the contents, not the line.
     public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
 
     /// The name of the value's JSON type, for error messages ("a string", "an object").

@@ -27,6 +27,7 @@ public struct StaticCacheContents: CacheInspecting {
     /// An empty cache.
     public static let empty = StaticCacheContents()
 
+    /// Whether `url` is one of `urls`.
     public func containsImage(at url: ImageURL) -> Bool { urls.contains(url) }
 
     /// The variants of `item` that are among `urls` or assumed cached.

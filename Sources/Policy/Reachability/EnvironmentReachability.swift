@@ -31,6 +31,7 @@ public struct EnvironmentReachability: ReachabilityProviding {
         self.state = state
     }
 
+    /// The network state now.
     public var currentState: NetworkState { state }
 
     /// The environment does not change under a running process: the stream yields the state once

@@ -22,6 +22,7 @@ public final class FixedReachability: ReachabilityProviding {
         self.state = Mutex(State(current: state))
     }
 
+    /// The network state now.
     public var currentState: NetworkState {
         state.withLock { $0.current }
     }
@@ -36,6 +37,7 @@ public final class FixedReachability: ReachabilityProviding {
         for continuation in continuations { continuation.yield(newState) }
     }
 
+    /// The state now, then each change (see `ReachabilityProviding`).
     public func stateChanges() -> AsyncStream<NetworkState> {
         let (stream, continuation) = AsyncStream.makeStream(of: NetworkState.self, bufferingPolicy: .bufferingNewest(16))
         let id: Int = state.withLock { state in

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Asks the kernel which interface carries traffic to the internet, without sending anything:
 /// a UDP socket is "connected" to a TEST-NET address (RFC 5737 / RFC 3849; connecting a UDP
 /// socket only picks a route), its local address read back with `getsockname`, and matched with

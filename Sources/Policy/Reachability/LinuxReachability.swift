@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Tells offline, Wi-Fi, cellular and wired apart on Linux, without root, from `/sys/class/net`
 /// and the default route.
 ///
@@ -39,6 +47,7 @@ public struct LinuxReachability: ReachabilityProviding {
         public var reasons: [String]
     }
 
+    /// The network state now.
     public var currentState: NetworkState { detect().state }
 
     /// Detects the state and says why.
@@ -74,6 +83,7 @@ public struct LinuxReachability: ReachabilityProviding {
         return Detection(state: state, interface: interface, interfaces: interfaces, reasons: reasons)
     }
 
+    /// The state now, then each change (see `ReachabilityProviding`).
     public func stateChanges() -> AsyncStream<NetworkState> {
         let provider = self
         return AsyncStream(bufferingPolicy: .bufferingNewest(16)) { continuation in

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 extension ImagePolicy {
     /// Loads, validates and compiles the policy file at `path`. The policy's name is the file name
     /// without `.json`.

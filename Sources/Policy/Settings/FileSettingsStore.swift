@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// A settings store kept in a JSON file (one object, key → value), safe to share between
@@ -41,16 +48,20 @@ public final class FileSettingsStore: SettingsStore {
         return (environment["HOME"] ?? ".") + "/.config/imgpolicy/settings.json"
     }
 
+    /// Where the values live, for messages.
     public var location: String { path }
 
+    /// The value stored under `key`, ignoring registered defaults.
     public func storedValue(forKey key: String) throws(DataFileError) -> SettingValue? {
         try currentMembers().first { $0.key == key }.map { SettingValue($0.value) }
     }
 
+    /// Every stored value, without registered defaults.
     public func storedValues() throws(DataFileError) -> [String: SettingValue] {
         Dictionary(try currentMembers().map { ($0.key, SettingValue($0.value)) }) { first, _ in first }
     }
 
+    /// Stores `value` under `key`.
     public func set(_ value: SettingValue, forKey key: String) throws(DataFileError) {
         if case .double(let number) = value, !number.isFinite {
             throw DataFileError(.invalid, source: path, message: "\"\(key)\": \(number) cannot be stored in JSON")
@@ -64,14 +75,17 @@ public final class FileSettingsStore: SettingsStore {
         }
     }
 
+    /// Removes the value stored under `key`.
     public func removeValue(forKey key: String) throws(DataFileError) {
         try update { members in members.removeAll { $0.key == key } }
     }
 
+    /// Adds values used when nothing is stored.
     public func register(defaults: [String: SettingValue]) {
         state.withLock { $0.defaults.merge(defaults) { _, new in new } }
     }
 
+    /// The defaults registered so far.
     public var registeredDefaults: [String: SettingValue] {
         state.withLock { $0.defaults }
     }
