@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Policy", targets: ["Policy"]),
         .library(name: "PolicyUserDefaults", targets: ["PolicyUserDefaults"]),
+        .library(name: "Fetch", targets: ["Fetch"]),
         .executable(name: "imgpolicy", targets: ["cli"]),
     ],
     dependencies: [
@@ -16,6 +17,10 @@ let package = Package(
         // The decision engine: model, rules, settings, reachability. Standard library and
         // Foundation's essentials only.
         .target(name: "Policy"),
+        // Typed wrappers over libcurl (headers: Debian's libcurl4-openssl-dev, installed by scripts/setup.sh).
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        // Loading what the policy decided: libcurl transport, memory and disk caches, slots.
+        .target(name: "Fetch", dependencies: ["Policy", "CCurl"]),
         // The settings store over Foundation's UserDefaults, kept apart so that `Policy` does not
         // link the whole of Foundation.
         .target(name: "PolicyUserDefaults", dependencies: ["Policy"]),
@@ -35,6 +40,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "PolicyUserDefaults", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["Policy", "TestSupport", "cli"]),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch", "Policy", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

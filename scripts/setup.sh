@@ -16,9 +16,8 @@ if ! command -v swift >/dev/null 2>&1; then
 fi
 say "$(swift --version 2>/dev/null | head -n 1)"
 
-# Debian packages the project needs. None yet for the policy engine; the fetcher adds libcurl's
-# headers here.
-packages=()
+# Debian packages the project needs: libcurl's headers for the fetcher.
+packages=(libcurl4-openssl-dev)
 missing=()
 for package in "${packages[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

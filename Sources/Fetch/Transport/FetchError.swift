@@ -1,0 +1,77 @@
+import Policy
+
+/// Why a load failed: always with the URL, and a message that tells a user what happened.
+///
+/// A cancelled load is its own case (`.cancelled`), never a generic failure. New codes may be
+/// added; switch over `code` with a default.
+public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Code: Sendable, Equatable {
+        /// The load was cancelled (by the caller, a slot that moved on, or `purge`).
+        case cancelled
+        /// The server answered with a status that is not 2xx.
+        case httpStatus(Int)
+        /// libcurl failed: the curl code and its message (connection refused, timeout, reset…).
+        case transport(curlCode: Int, message: String)
+        /// The body grew past the configured maximum while it arrived.
+        case tooLarge(limit: Int)
+        /// The body was shorter than its `Content-Length`.
+        case truncated(expected: Int, received: Int)
+        /// The server answered 2xx with an empty body.
+        case emptyBody
+        /// The body is not an image: what it starts with and its content type.
+        case notAnImage(contentType: String?, start: String)
+        /// A redirect to a scheme other than http/https, or too many redirects.
+        case redirectRefused(String)
+        /// The network is offline (or the pipeline is cache-only) and the image is not cached.
+        case offline
+        /// Reading or writing the disk cache failed.
+        case localIO(String)
+    }
+
+    /// The URL that was being loaded.
+    public var url: ImageURL
+    /// What went wrong.
+    public var code: Code
+
+    /// Creates an error.
+    public init(url: ImageURL, code: Code) {
+        self.url = url
+        self.code = code
+    }
+
+    /// Whether the server or the network failed (the CLI's exit 69), as opposed to a local error
+    /// or a cancellation.
+    public var isRemote: Bool {
+        switch code {
+        case .cancelled, .localIO, .offline: return false
+        default: return true
+        }
+    }
+
+    /// `https://…: HTTP 404 (not found)`, `https://…: connection refused (curl 7)`.
+    public var description: String {
+        let what: String
+        switch code {
+        case .cancelled: what = "cancelled"
+        case .httpStatus(let status): what = "HTTP \(status)" + (Self.statusText[status].map { " (\($0))" } ?? "")
+        case .transport(let curlCode, let message): what = "\(message) (curl \(curlCode))"
+        case .tooLarge(let limit): what = "the body is larger than the limit of \(limit) bytes; download stopped"
+        case .truncated(let expected, let received):
+            what = "the body ended after \(received) of \(expected) bytes (Content-Length)"
+        case .emptyBody: what = "the server sent an empty body"
+        case .notAnImage(let contentType, let start):
+            what = "not an image: \(contentType.map { "Content-Type \($0), " } ?? "")body starts with \(start)"
+        case .redirectRefused(let message): what = message
+        case .offline: what = "offline and not cached"
+        case .localIO(let message): what = message
+        }
+        return "\(url): \(what)"
+    }
+
+    private static let statusText: [Int: String] = [
+        400: "bad request", 401: "unauthorized", 403: "forbidden", 404: "not found", 410: "gone",
+        429: "too many requests", 500: "internal server error", 502: "bad gateway", 503: "service unavailable",
+        504: "gateway timeout",
+    ]
+}

@@ -1,0 +1,11 @@
+import Policy
+
+/// Downloads the bytes of an image. `CurlTransport` is the real one; tests of the pipeline may
+/// use their own.
+///
+/// Thread safety: implementations must be safe to call from any task at once. Cancelling the
+/// calling task must stop the download promptly and throw a `FetchError` with code `.cancelled`.
+public protocol ImageDownloading: Sendable {
+    /// The body of a 2xx response that is a complete, non-empty image.
+    func download(_ url: ImageURL) async throws(FetchError) -> [UInt8]
+}

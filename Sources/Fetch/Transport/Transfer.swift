@@ -1,0 +1,60 @@
+import CCurl
+import Policy
+import Synchronization
+
+/// One download: its request, the bytes received so far, and the continuation of the task that
+/// waits for it.
+///
+/// `body`, `tooLarge` and `easy` are touched only on the transport thread; `isCancelled` is
+/// atomic; the continuation is resumed exactly once, under `resumed`'s lock.
+final class Transfer: @unchecked Sendable {
+    let url: ImageURL
+    let hostKey: String
+    let maximumBodySize: Int
+    var body: [UInt8] = []
+    var tooLarge = false
+    var easy: UnsafeMutableRawPointer?
+    let errorBuffer: UnsafeMutablePointer<CChar>
+
+    private let cancelled = Atomic<Bool>(false)
+    // Guards the continuation, so that it is resumed once whoever finishes first.
+    private let resumed = Mutex<CheckedContinuation<[UInt8], any Error>?>(nil)
+
+    init(url: ImageURL, maximumBodySize: Int) {
+        self.url = url
+        self.hostKey = Transfer.hostKey(of: url.absoluteString)
+        self.maximumBodySize = maximumBodySize
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    deinit {
+        errorBuffer.deallocate()
+    }
+
+    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+
+    func markCancelled() { cancelled.store(true, ordering: .releasing) }
+
+    func setContinuation(_ continuation: CheckedContinuation<[UInt8], any Error>) {
+        resumed.withLock { $0 = continuation }
+    }
+
+    /// Resumes the waiting task with `result`; later calls do nothing.
+    func finish(_ result: Result<[UInt8], FetchError>) {
+        let continuation = resumed.withLock { stored -> CheckedContinuation<[UInt8], any Error>? in
+            defer { stored = nil }
+            return stored
+        }
+        continuation?.resume(with: result.mapError { $0 as any Error })
+    }
+
+    /// `scheme://host:port`, lowercased: what the per-host connection limit counts.
+    static func hostKey(of url: String) -> String {
+        guard let colon = url.firstIndex(of: ":") else { return url.lowercased() }
+        let rest = url[url.index(after: colon)...].drop { $0 == "/" }
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let host = authority.split(separator: "@").last ?? authority
+        return (url[..<colon] + "://" + host).lowercased()
+    }
+}
