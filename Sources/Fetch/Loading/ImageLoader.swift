@@ -1,0 +1,75 @@
+import Policy
+
+/// Decides with a policy and carries the decision out with a pipeline: the piece an app builds
+/// once and gives to its slots.
+///
+/// The policy asks the pipeline's real caches what is cached. Offline, nothing touches the
+/// network: a decision to show a cached variant is read from the caches only.
+///
+/// ```swift
+/// let loader = ImageLoader(policy: .default, reachability: LinuxReachability(),
+///                          settings: FileSettingsStore(path: settingsPath), pipeline: pipeline)
+/// let slot = ImageSlot(loader: loader) { event in print(event) }
+/// slot.load(item)
+/// ```
+public struct ImageLoader: Sendable {
+    /// The policy.
+    public var policy: ImagePolicy
+    /// Where the network state comes from.
+    public var reachability: any ReachabilityProviding
+    /// Where the policy's settings come from.
+    public var settings: any SettingsStore
+    /// Loads what was decided; also answers "is it cached?".
+    public var pipeline: ImagePipeline
+
+    /// Creates a loader.
+    public init(policy: ImagePolicy, reachability: any ReachabilityProviding, settings: any SettingsStore, pipeline: ImagePipeline) {
+        self.policy = policy
+        self.reachability = reachability
+        self.settings = settings
+        self.pipeline = pipeline
+    }
+
+    /// The decision for `item` now.
+    /// - Throws: the settings store's error (a value of the wrong type, an unreadable file).
+    public func decide(_ item: ImageItem) throws(DataFileError) -> Decision {
+        try policy.decide(item, network: reachability.currentState, settings: settings, cache: pipeline)
+    }
+
+    /// Carries out `decision`: the placeholder, or the image from the caches or the network.
+    /// On failure, the cached thumbnail if there is one, else the placeholder, comes with the error.
+    public func load(_ item: ImageItem, decision: Decision) async -> SlotEvent {
+        let networkAllowed = decision.network.kind != .offline
+        switch decision.action {
+        case .placeholder:
+            return .placeholder(decision)
+        case .showCached(let variant, let url), .load(let variant, let url):
+            let allowed: Bool
+            if case .showCached = decision.action { allowed = false } else { allowed = networkAllowed }
+            do {
+                let image = try await pipeline.image(for: url, networkAllowed: allowed)
+                return .imageReady(decision, variant: variant, image: image)
+            } catch {
+                if error.code == .cancelled { return .failed(decision, error: error, fallback: nil) }
+                var fallback: FetchedImage?
+                if variant == .original, let thumbnail = item.thumbnail {
+                    fallback = try? await pipeline.image(for: thumbnail, networkAllowed: false)
+                }
+                return .failed(decision, error: error, fallback: fallback)
+            }
+        }
+    }
+}
+
+/// What a slot reports.
+public enum SlotEvent: Sendable {
+    /// The placeholder is shown (the decision said so).
+    case placeholder(Decision)
+    /// The image is ready: the variant, its bytes and where they came from.
+    case imageReady(Decision, variant: Variant, image: FetchedImage)
+    /// Loading failed: the error, then the cached thumbnail to show if there is one (nil: show the
+    /// placeholder).
+    case failed(Decision, error: FetchError, fallback: FetchedImage?)
+    /// The decision itself failed (the settings could not be read): show the placeholder.
+    case decisionFailed(DataFileError)
+}

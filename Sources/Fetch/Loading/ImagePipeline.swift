@@ -1,0 +1,196 @@
+import Policy
+import Synchronization
+
+/// Loads images read-through: memory, then disk (a disk hit is copied into memory), then the
+/// network (a download is written to both). It is also the policy's `CacheInspecting`: "is it
+/// cached?" asks the memory cache and the disk cache's index, with no system call.
+///
+/// - Identical loads in flight share one transfer. Cancelling one waiter does not stop a transfer
+///   others still wait for; cancelling the last one does.
+/// - A failure is never cached, and frees its in-flight entry, so the next request retries at once.
+/// - `purge()` (memory pressure) empties the memory cache and cancels prefetches nobody waits for.
+///
+/// Thread safety: every method may be called from any task at once.
+///
+/// ```swift
+/// let pipeline = ImagePipeline(downloader: CurlTransport(), memory: MemoryCache(),
+///                              disk: try DiskCache(folder: DiskCache.defaultFolder(environment: env)))
+/// let image = try await pipeline.image(for: url)     // image.source: .memory, .disk or .network
+/// ```
+public final class ImagePipeline: CacheInspecting {
+    /// The downloader.
+    public let downloader: any ImageDownloading
+    /// The memory cache.
+    public let memory: MemoryCache
+    /// The disk cache, if any.
+    public let disk: DiskCache?
+
+    private struct InFlight {
+        let id: Int
+        var task: Task<Void, Never>?
+        var waiters: [Int: CheckedContinuation<FetchedImage, any Error>] = [:]
+        var isPrefetch: Bool
+    }
+
+    private struct State {
+        var inFlight: [ImageURL: InFlight] = [:]
+        var nextID = 0
+        /// Waiters cancelled before they were registered.
+        var cancelledEarly: Set<Int> = []
+        var downloads = 0
+        var diskWriteFailures = 0
+    }
+
+    // Guards the in-flight table and the counters.
+    private let state = Mutex(State())
+
+    /// Creates a pipeline.
+    public init(downloader: any ImageDownloading, memory: MemoryCache = MemoryCache(), disk: DiskCache?) {
+        self.downloader = downloader
+        self.memory = memory
+        self.disk = disk
+    }
+
+    /// Whether `url` is in the memory cache or the disk cache's index.
+    public func containsImage(at url: ImageURL) -> Bool {
+        memory.containsImage(at: url) || (disk?.containsImage(at: url) ?? false)
+    }
+
+    /// The image at `url`, from the first of memory, disk and (when `networkAllowed`) the network
+    /// that has it.
+    /// - Throws: a `FetchError`: `.offline` when the network is not allowed and no cache has it,
+    ///   `.cancelled` when the calling task is cancelled, or what the download failed with.
+    public func image(for url: ImageURL, networkAllowed: Bool = true) async throws(FetchError) -> FetchedImage {
+        if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
+        guard networkAllowed else {
+            if let bytes = disk?.image(for: url) {
+                memory.store(bytes, for: url)
+                return FetchedImage(url: url, bytes: bytes, source: .disk)
+            }
+            throw FetchError(url: url, code: .offline)
+        }
+        let waiter = state.withLock { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    register(waiter, continuation, for: url)
+                }
+            } onCancel: {
+                cancelWaiter(waiter, for: url)
+            }
+        } catch let error as FetchError {
+            throw error
+        } catch {
+            throw FetchError(url: url, code: .cancelled)
+        }
+    }
+
+    /// Starts loading `url` into the caches with nobody waiting; `purge()` cancels it if it is
+    /// still running then.
+    public func prefetch(_ url: ImageURL) {
+        guard !containsImage(at: url) else { return }
+        state.withLock { state in
+            guard state.inFlight[url] == nil else { return }
+            startLocked(&state, url: url, isPrefetch: true)
+        }
+    }
+
+    /// Empties the memory cache and cancels the loads nobody waits for.
+    public func purge() {
+        memory.purge()
+        let tasks: [Task<Void, Never>] = state.withLock { state in
+            var tasks: [Task<Void, Never>] = []
+            for (url, entry) in state.inFlight where entry.waiters.isEmpty {
+                if let task = entry.task { tasks.append(task) }
+                state.inFlight[url] = nil
+            }
+            return tasks
+        }
+        for task in tasks { task.cancel() }
+    }
+
+    /// Loads in flight, downloads started so far, and disk writes that failed.
+    public var statistics: (inFlight: Int, downloads: Int, diskWriteFailures: Int) {
+        state.withLock { ($0.inFlight.count, $0.downloads, $0.diskWriteFailures) }
+    }
+
+    // MARK: - Waiters
+
+    private func register(_ waiter: Int, _ continuation: CheckedContinuation<FetchedImage, any Error>, for url: ImageURL) {
+        let cancelled = state.withLock { state -> Bool in
+            if state.cancelledEarly.remove(waiter) != nil { return true }
+            if state.inFlight[url] == nil { startLocked(&state, url: url, isPrefetch: false) }
+            state.inFlight[url]!.waiters[waiter] = continuation
+            state.inFlight[url]!.isPrefetch = false
+            return false
+        }
+        if cancelled { continuation.resume(throwing: FetchError(url: url, code: .cancelled)) }
+    }
+
+    private func cancelWaiter(_ waiter: Int, for url: ImageURL) {
+        let (continuation, task) = state.withLock { state -> (CheckedContinuation<FetchedImage, any Error>?, Task<Void, Never>?) in
+            guard var entry = state.inFlight[url], let continuation = entry.waiters.removeValue(forKey: waiter) else {
+                state.cancelledEarly.insert(waiter)
+                return (nil, nil)
+            }
+            if entry.waiters.isEmpty {
+                // The last waiter left: stop the transfer, and forget it so the next load starts afresh.
+                state.inFlight[url] = nil
+                return (continuation, entry.task)
+            }
+            state.inFlight[url] = entry
+            return (continuation, nil)
+        }
+        task?.cancel()
+        continuation?.resume(throwing: FetchError(url: url, code: .cancelled))
+    }
+
+    // MARK: - Loading
+
+    private func startLocked(_ state: inout State, url: ImageURL, isPrefetch: Bool) {
+        state.nextID += 1
+        let id = state.nextID
+        state.inFlight[url] = InFlight(id: id, task: nil, isPrefetch: isPrefetch)
+        state.inFlight[url]!.task = Task { [self] in
+            let result: Result<FetchedImage, FetchError>
+            do throws(FetchError) {
+                result = .success(try await fetch(url))
+            } catch {
+                result = .failure(error)
+            }
+            complete(url, id: id, with: result)
+        }
+    }
+
+    private func fetch(_ url: ImageURL) async throws(FetchError) -> FetchedImage {
+        if let bytes = disk?.image(for: url) {
+            memory.store(bytes, for: url)
+            return FetchedImage(url: url, bytes: bytes, source: .disk)
+        }
+        if Task.isCancelled { throw FetchError(url: url, code: .cancelled) }
+        state.withLock { $0.downloads += 1 }
+        let bytes = try await downloader.download(url)
+        if let disk {
+            do {
+                try disk.store(bytes, for: url)
+            } catch {
+                state.withLock { $0.diskWriteFailures += 1 }
+            }
+        }
+        memory.store(bytes, for: url)
+        return FetchedImage(url: url, bytes: bytes, source: .network)
+    }
+
+    private func complete(_ url: ImageURL, id: Int, with result: Result<FetchedImage, FetchError>) {
+        let waiters = state.withLock { state -> [CheckedContinuation<FetchedImage, any Error>] in
+            // The entry may already be gone (its last waiter cancelled) or replaced by a new load.
+            guard let entry = state.inFlight[url], entry.id == id else { return [] }
+            state.inFlight[url] = nil
+            return Array(entry.waiters.values)
+        }
+        for waiter in waiters { waiter.resume(with: result.mapError { $0 as any Error }) }
+    }
+}

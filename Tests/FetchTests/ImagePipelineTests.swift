@@ -1,0 +1,123 @@
+import Fetch
+import Foundation
+import Policy
+import Testing
+import TestSupport
+
+/// The pipeline over the real transport and a real loopback server.
+struct ImagePipelineTests {
+    static let transport = CurlTransport()
+    let server: TestHTTPServer
+    let folder = TemporaryFolder()
+    let pipeline: ImagePipeline
+
+    init() throws {
+        server = try TestHTTPServer()
+        pipeline = ImagePipeline(downloader: Self.transport, memory: MemoryCache(), disk: try DiskCache(folder: folder.path))
+    }
+
+    func url(_ path: String) -> ImageURL { ImageURL(server.url(path))! }
+
+    @Test func readThroughNetworkThenMemoryThenDisk() async throws {
+        let image = TestImages.png(size: 3000)
+        server.route("/a", .ok(image))
+        #expect(try await pipeline.image(for: url("/a")).source == .network)
+        #expect(try await pipeline.image(for: url("/a")).source == .memory)
+        pipeline.memory.purge()
+        let fromDisk = try await pipeline.image(for: url("/a"))
+        #expect(fromDisk.source == .disk && fromDisk.bytes == image)
+        #expect(pipeline.memory.containsImage(at: url("/a")))   // a disk hit is copied into memory
+        #expect(server.hits("/a") == 1)
+    }
+
+    @Test func tenWaitersShareOneTransfer() async throws {
+        server.route("/shared", .delayed(0.3, .ok(TestImages.png())))
+        let results = try await withThrowingTaskGroup(of: FetchedImage.self) { group in
+            for _ in 0..<10 { group.addTask { try await pipeline.image(for: url("/shared")) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.count == 10)
+        #expect(results.allSatisfy { $0.bytes == TestImages.png() })
+        #expect(server.hits("/shared") == 1)
+    }
+
+    @Test func cancellingOneWaiterLeavesTheOthersTheirImage() async throws {
+        server.route("/one", .delayed(0.5, .ok(TestImages.png())))
+        let cancelled = Task { try await pipeline.image(for: url("/one")) }
+        let kept = Task { try await pipeline.image(for: url("/one")) }
+        try await Task.sleep(for: .milliseconds(100))
+        cancelled.cancel()
+        await #expect(throws: FetchError(url: url("/one"), code: .cancelled)) { try await cancelled.value }
+        #expect(try await kept.value.bytes == TestImages.png())
+        #expect(server.hits("/one") == 1)
+    }
+
+    @Test func cancellingEveryWaiterStopsTheTransfer() async throws {
+        server.route("/all", .delayed(1.0, .ok(TestImages.png())))
+        let tasks = (0..<3).map { _ in Task { try await pipeline.image(for: url("/all")) } }
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(pipeline.statistics.inFlight == 1)
+        for task in tasks { task.cancel() }
+        for task in tasks { await #expect(throws: FetchError.self) { try await task.value } }
+        #expect(pipeline.statistics.inFlight == 0)
+        // The transfer left the transport too (nothing running for this pipeline's request).
+        var waited = 0
+        while Self.transport.load.running > 0 && waited < 100 { try await Task.sleep(for: .milliseconds(10)); waited += 1 }
+        #expect(Self.transport.load.running == 0)
+        #expect(!pipeline.containsImage(at: url("/all")))
+    }
+
+    @Test func aFailureIsNotCachedAndTheNextRequestRetries() async throws {
+        server.route("/flaky", .dynamic { hit in hit == 1 ? .status(503) : .ok(TestImages.png()) })
+        await #expect(throws: FetchError(url: url("/flaky"), code: .httpStatus(503))) { try await pipeline.image(for: url("/flaky")) }
+        #expect(!pipeline.containsImage(at: url("/flaky")))
+        #expect(pipeline.statistics.inFlight == 0)
+        #expect(try await pipeline.image(for: url("/flaky")).source == .network)
+        #expect(server.hits("/flaky") == 2)
+    }
+
+    @Test(arguments: ["/404", "/html", "/empty", "/short", "/reset"])
+    func noCacheEntryAfterAnyFailure(_ path: String) async throws {
+        server.route("/html", .ok(Array("<html></html>".utf8), contentType: "text/html"))
+        server.route("/empty", .ok([]))
+        server.route("/short", .cutShort(declared: 900, TestImages.png(size: 100)))
+        server.route("/reset", .reset)
+        await #expect(throws: FetchError.self) { try await pipeline.image(for: url(path)) }
+        #expect(!pipeline.memory.containsImage(at: url(path)))
+        #expect(pipeline.disk?.containsImage(at: url(path)) == false)
+        #expect(pipeline.disk?.statistics.count == 0)
+    }
+
+    @Test func aCorruptedDiskEntryIsRefetched() async throws {
+        let image = TestImages.png(size: 2000)
+        server.route("/c", .ok(image))
+        _ = try await pipeline.image(for: url("/c"))
+        pipeline.memory.purge()
+        let file = try #require(try FileManager.default.subpathsOfDirectory(atPath: folder.path).first { $0.count == 35 })
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder.path + "/" + file)))
+        bytes[bytes.count - 1] ^= 0x55
+        try Data(bytes).write(to: URL(fileURLWithPath: folder.path + "/" + file))
+        let again = try await pipeline.image(for: url("/c"))
+        #expect(again.source == .network && again.bytes == image)
+        #expect(server.hits("/c") == 2)
+    }
+
+    @Test func offlineNeverTouchesTheServer() async throws {
+        server.route("/off", .ok(TestImages.png()))
+        await #expect(throws: FetchError(url: url("/off"), code: .offline)) {
+            try await pipeline.image(for: url("/off"), networkAllowed: false)
+        }
+        #expect(server.totalHits == 0)
+    }
+
+    @Test func purgeCancelsPrefetchesNobodyWaitsFor() async throws {
+        server.route("/pre", .delayed(1.0, .ok(TestImages.png())))
+        pipeline.prefetch(url("/pre"))
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(pipeline.statistics.inFlight == 1)
+        pipeline.purge()
+        #expect(pipeline.statistics.inFlight == 0)
+        try await Task.sleep(for: .milliseconds(1200))
+        #expect(!pipeline.containsImage(at: url("/pre")))
+    }
+}
