@@ -29,6 +29,7 @@ let package = Package(
             name: "cli",
             dependencies: [
                 "Policy",
+                "Fetch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

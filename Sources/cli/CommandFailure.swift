@@ -12,6 +12,8 @@ enum ExitStatus: Int32 {
     case dataError = 65
     /// A file does not exist or cannot be read.
     case noInput = 66
+    /// A download failed: the server or the network.
+    case unavailable = 69
     /// A file could not be written.
     case ioError = 74
 }
@@ -42,7 +44,9 @@ struct CommandFailure: Error {
         CommandFailure(message, status: .usage)
     }
 
+    /// Prints the message (unless it is empty: already reported) and exits with the status.
     func exit() -> Never {
+        guard !message.isEmpty else { Foundation.exit(status.rawValue) }
         let line = "imgpolicy: " + message.replacingOccurrences(of: "\n", with: " ") + "\n"
         FileHandle.standardError.write(Data(line.utf8))
         Foundation.exit(status.rawValue)

@@ -1,15 +1,16 @@
 import ArgumentParser
+import Fetch
 import Foundation
 import Policy
 
 /// `imgpolicy [decide]`: the decision for each item of an item file.
-struct Decide: ParsableCommand {
+struct Decide: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Decide what to show for each item (the default command).",
         discussion: """
             Network precedence: --network, then $IMGPOLICY_NETWORK (e.g. "cellular,expensive"), then \
-            detection. Until the fetcher's cache is wired in, an image counts as cached only when \
-            --cached says so.
+            detection. An image counts as cached when the disk cache holds it, or, instead, when \
+            --cached says so. --fetch carries the decisions out (offline, nothing touches the network).
             """
     )
 
@@ -42,7 +43,19 @@ struct Decide: ParsableCommand {
     @Flag(help: "Print the rules tried and why each did or did not match (to standard error with --json).")
     var explain = false
 
-    func run() throws {
+    @Flag(help: "Carry the decisions out: load each image from the caches or the network.")
+    var fetch = false
+
+    @OptionGroup var cache: CacheLocation
+
+    @Option(help: ArgumentHelp("With --fetch and one item: write the image bytes to this file.", valueName: "file"))
+    var output: String?
+
+    func validate() throws {
+        if output != nil && !fetch { throw ValidationError("--output needs --fetch") }
+    }
+
+    func run() async throws {
         let policy = try PolicyLocator.load(policy)
         let overrides = try parseOverrides(for: policy)
         let state = try networkState()
@@ -52,19 +65,61 @@ struct Decide: ParsableCommand {
         for (position, value) in overrides {
             if value { resolved.bits |= 1 << position } else { resolved.bits &= ~(1 << position) }
         }
-        let cache = StaticCacheContents(assuming: cached.reduce(into: CachedVariants()) { $0.insert(CachedVariants($1)) })
+        if output != nil && items.count != 1 {
+            throw CommandFailure.usage("--output writes one image, but \(item) holds \(items.count) items")
+        }
+        let assumed = StaticCacheContents(assuming: cached.reduce(into: CachedVariants()) { $0.insert(CachedVariants($1)) })
+        // Decisions consult the real disk cache, unless --cached says what to assume.
+        var pipeline: ImagePipeline?
+        var transport: CurlTransport?
+        if fetch {
+            transport = CurlTransport()
+            pipeline = ImagePipeline(downloader: transport!, disk: try cache.open())
+        } else if cached.isEmpty, let disk = try cache.openIfPresent() {
+            pipeline = ImagePipeline(downloader: NoDownloads(), disk: disk)
+        }
+        defer { transport?.shutdown() }
+        var decisions: [Decision] = []
         var output = ""
         for item in items {
-            let cachedVariants = cache.cachedVariants(of: item)
+            let cachedVariants = cached.isEmpty ? (pipeline?.cachedVariants(of: item) ?? []) : assumed.cachedVariants(of: item)
             let decision = policy.decide(item, network: state, settings: resolved, cached: cachedVariants)
+            decisions.append(decision)
             if explain {
                 let input = PolicyInput(network: state, cached: cachedVariants, hasThumbnail: item.thumbnail != nil, settings: resolved)
                 let trace = explanation(policy: policy, input: input, item: item)
                 if json { FileHandle.standardError.write(Data(trace.utf8)) } else { output += trace }
             }
-            output += (json ? jsonLine(decision) : textLine(decision, item: item)) + "\n"
+            if !fetch { output += (json ? jsonLine(decision) : textLine(decision, item: item)) + "\n" }
+        }
+        if let pipeline, fetch {
+            let results = await FetchRun(pipeline: pipeline, json: json).run(items: items, decisions: decisions)
+            output += results.lines.joined()
+            FileHandle.standardOutput.write(Data(output.utf8))
+            if let path = self.output {
+                if let image = results.images.first ?? nil {
+                    try writeAtomically(image.bytes, to: path)
+                } else if results.failure == nil {
+                    FileHandle.standardError.write(Data("imgpolicy: nothing written to \(path): the decision is the placeholder\n".utf8))
+                }
+            }
+            if let failure = results.failure { throw failure }
+            return
         }
         FileHandle.standardOutput.write(Data(output.utf8))
+    }
+
+    /// Writes `bytes` to `path` through a temporary file and a rename: never half a file.
+    private func writeAtomically(_ bytes: [UInt8], to path: String) throws {
+        let temporary = path + ".tmp-\(getpid())"
+        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
+            throw CommandFailure("\(path): cannot write the image (\(String(cString: strerror(errno)).lowercased()))", status: .ioError)
+        }
+        guard rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno)).lowercased()
+            unlink(temporary)
+            throw CommandFailure("\(path): cannot write the image (\(reason))", status: .ioError)
+        }
     }
 
     /// `--set` values, as (setting position, value).
@@ -111,7 +166,7 @@ struct Decide: ParsableCommand {
         (item.id.map { "\($0): " } ?? "") + decision.description
     }
 
-    private func jsonLine(_ decision: Decision) -> String {
+    func jsonLine(_ decision: Decision) -> String {
         func string(_ text: String?) -> JSONValue { JSONValue(text.map { .string($0) } ?? .null) }
         return JSONWriter.compactText(of: JSONValue(.object([
             ("action", string(decision.action.kind.rawValue)),

@@ -4,7 +4,7 @@ import Policy
 
 /// The `imgpolicy` command: decides which image to show or fetch for an item on a network.
 @main
-struct Imgpolicy: ParsableCommand {
+struct Imgpolicy: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "imgpolicy",
         abstract: "Decide which image (original, thumbnail, cached, placeholder) to show for an item on the current network.",
@@ -12,18 +12,23 @@ struct Imgpolicy: ParsableCommand {
             Exit status: 0 success; 1 a looked-up setting is not set; 64 usage error (unknown flag or \
             value, unknown setting in --set, a value that is not a boolean, an unknown policy name); \
             65 bad item, policy or settings file (or a policy whose own cases fail); 66 a file that \
-            does not exist or cannot be read; 74 a file could not be written.
+            does not exist or cannot be read; 69 a download failed (server or network); 74 a local \
+            file or the cache could not be written.
             """,
-        subcommands: [Decide.self, SettingsCommand.self, PolicyCommand.self, NetworkCommand.self],
+        subcommands: [Decide.self, SettingsCommand.self, PolicyCommand.self, NetworkCommand.self, CacheCommand.self],
         defaultSubcommand: Decide.self
     )
 
     /// Parses, runs, and turns every failure into one line on standard error and a documented
     /// exit status: no stack trace, whatever the input.
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var asynchronous = command as? AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
         } catch let failure as CommandFailure {
             failure.exit()
         } catch let error as DataFileError {

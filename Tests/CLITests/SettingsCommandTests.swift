@@ -23,7 +23,7 @@ struct SettingsCommandTests {
             for i in $(seq 1 40); do "$0" settings set "$1-$i" true --settings "$2" || exit 1; done
             """
         let group = DispatchGroup()
-        let results = ResultBox()
+        let results = LockedList<Int32>()
         for prefix in ["a", "b"] {
             group.enter()
             Thread.detachNewThread {
@@ -41,14 +41,4 @@ struct SettingsCommandTests {
             for index in 1...40 { #expect(keys.contains("\(prefix)-\(index)")) }
         }
     }
-}
-
-/// Collects exit statuses from several threads.
-private final class ResultBox: @unchecked Sendable {
-    // Guards `stored`.
-    private let lock = NSLock()
-    private var stored: [Int32] = []
-
-    func append(_ status: Int32) { lock.withLock { stored.append(status) } }
-    var values: [Int32] { lock.withLock { stored } }
 }

@@ -4,16 +4,6 @@ import Policy
 import Testing
 import TestSupport
 
-/// Collects what a slot reports.
-final class EventLog: @unchecked Sendable {
-    // Guards `events`.
-    private let lock = NSLock()
-    private var events: [SlotEvent] = []
-
-    func append(_ event: SlotEvent) { lock.withLock { events.append(event) } }
-    var all: [SlotEvent] { lock.withLock { events } }
-}
-
 struct ImageSlotTests {
     static let transport = CurlTransport()
     let server: TestHTTPServer
@@ -39,7 +29,7 @@ struct ImageSlotTests {
         server.route("/slow", .delayed(0.5, .ok(TestImages.png(seed: 1))))
         server.route("/fast", .ok(TestImages.png(seed: 2)))
         _ = try await pipeline.image(for: ImageURL(server.url("/fast"))!)   // cached
-        let log = EventLog()
+        let log = LockedList<SlotEvent>()
         let slot = ImageSlot(loader: loader) { log.append($0) }
         let slow = slot.load(item("slow"))
         try await Task.sleep(for: .milliseconds(50))
@@ -47,9 +37,9 @@ struct ImageSlotTests {
         await fast.value
         await slow.value
         try await Task.sleep(for: .milliseconds(600))
-        #expect(log.all.count == 1)
-        guard case .imageReady(let decision, .original, let image)? = log.all.first else {
-            Issue.record("expected the fast image, got \(log.all)")
+        #expect(log.values.count == 1)
+        guard case .imageReady(let decision, .original, let image)? = log.values.first else {
+            Issue.record("expected the fast image, got \(log.values)")
             return
         }
         #expect(decision.rule == "original-cached")
@@ -59,15 +49,15 @@ struct ImageSlotTests {
 
     @Test func aPlaceholderDecisionAlsoSupersedesAPendingLoad() async throws {
         server.route("/slow2", .delayed(0.4, .ok(TestImages.png())))
-        let log = EventLog()
+        let log = LockedList<SlotEvent>()
         let slot = ImageSlot(loader: loader) { log.append($0) }
         let slow = slot.load(item("slow2"))
         try await Task.sleep(for: .milliseconds(50))
         reachability.update(to: .offline)
         await slot.load(item("nothing-cached")).value
         await slow.value
-        guard case .placeholder(let decision)? = log.all.first, log.all.count == 1 else {
-            Issue.record("expected only the placeholder, got \(log.all)")
+        guard case .placeholder(let decision)? = log.values.first, log.values.count == 1 else {
+            Issue.record("expected only the placeholder, got \(log.values)")
             return
         }
         #expect(decision.rule == "offline-placeholder")
@@ -78,11 +68,11 @@ struct ImageSlotTests {
         server.route("/broken", .status(500))
         server.route("/broken-t", .ok(TestImages.png(seed: 7)))
         _ = try await pipeline.image(for: ImageURL(server.url("/broken-t"))!)
-        let log = EventLog()
+        let log = LockedList<SlotEvent>()
         let slot = ImageSlot(loader: loader) { log.append($0) }
         await slot.load(item("broken")).value
-        guard case .failed(_, let error, let fallback)? = log.all.first else {
-            Issue.record("expected a failure, got \(log.all)")
+        guard case .failed(_, let error, let fallback)? = log.values.first else {
+            Issue.record("expected a failure, got \(log.values)")
             return
         }
         #expect(error.code == .httpStatus(500))
@@ -92,11 +82,11 @@ struct ImageSlotTests {
     @Test func onCellularTheSlotLoadsTheThumbnail() async throws {
         server.route("/cell-t", .ok(TestImages.png(seed: 3)))
         reachability.update(to: NetworkState(.cellular))
-        let log = EventLog()
+        let log = LockedList<SlotEvent>()
         let slot = ImageSlot(loader: loader) { log.append($0) }
         await slot.load(item("cell")).value
-        guard case .imageReady(_, .thumbnail, let image)? = log.all.first else {
-            Issue.record("expected the thumbnail, got \(log.all)")
+        guard case .imageReady(_, .thumbnail, let image)? = log.values.first else {
+            Issue.record("expected the thumbnail, got \(log.values)")
             return
         }
         #expect(image.source == .network)

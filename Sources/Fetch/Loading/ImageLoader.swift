@@ -36,28 +36,9 @@ public struct ImageLoader: Sendable {
         try policy.decide(item, network: reachability.currentState, settings: settings, cache: pipeline)
     }
 
-    /// Carries out `decision`: the placeholder, or the image from the caches or the network.
-    /// On failure, the cached thumbnail if there is one, else the placeholder, comes with the error.
+    /// Carries out `decision` with the pipeline; see `ImagePipeline.load(_:decision:)`.
     public func load(_ item: ImageItem, decision: Decision) async -> SlotEvent {
-        let networkAllowed = decision.network.kind != .offline
-        switch decision.action {
-        case .placeholder:
-            return .placeholder(decision)
-        case .showCached(let variant, let url), .load(let variant, let url):
-            let allowed: Bool
-            if case .showCached = decision.action { allowed = false } else { allowed = networkAllowed }
-            do {
-                let image = try await pipeline.image(for: url, networkAllowed: allowed)
-                return .imageReady(decision, variant: variant, image: image)
-            } catch {
-                if error.code == .cancelled { return .failed(decision, error: error, fallback: nil) }
-                var fallback: FetchedImage?
-                if variant == .original, let thumbnail = item.thumbnail {
-                    fallback = try? await pipeline.image(for: thumbnail, networkAllowed: false)
-                }
-                return .failed(decision, error: error, fallback: fallback)
-            }
-        }
+        await pipeline.load(item, decision: decision)
     }
 }
 

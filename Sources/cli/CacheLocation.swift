@@ -1,0 +1,30 @@
+import ArgumentParser
+import Fetch
+import Foundation
+
+/// `--cache-dir DIR`, shared by the commands that use the disk cache.
+struct CacheLocation: ParsableArguments {
+    @Option(name: .customLong("cache-dir"),
+            help: ArgumentHelp("The disk cache folder (default: $XDG_CACHE_HOME/imgpolicy, else ~/.cache/imgpolicy).", valueName: "dir"))
+    var path: String?
+
+    var folder: String {
+        path ?? DiskCache.defaultFolder(environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// Opens the cache, creating its folder.
+    func open() throws -> DiskCache {
+        do {
+            return try DiskCache(folder: folder)
+        } catch {
+            throw CommandFailure("cannot open the cache: \(error)", status: .ioError)
+        }
+    }
+
+    /// Opens the cache only if its folder exists (a decision should not create folders).
+    func openIfPresent() throws -> DiskCache? {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else { return nil }
+        return try open()
+    }
+}

@@ -1,0 +1,132 @@
+import Fetch
+import Foundation
+import Policy
+
+/// Carries out decisions for `imgpolicy --fetch`: all items at once, with progress on a terminal,
+/// one line per item in item order, and the failure to exit with.
+struct FetchRun {
+    let pipeline: ImagePipeline
+    let json: Bool
+
+    struct Results {
+        var lines: [String] = []
+        var images: [FetchedImage?] = []
+        var failure: CommandFailure?
+    }
+
+    func run(items: [ImageItem], decisions: [Decision]) async -> Results {
+        let progress = Progress(total: items.count)
+        let events = await withTaskGroup(of: (Int, SlotEvent, Duration).self) { group in
+            for (index, item) in items.enumerated() {
+                group.addTask {
+                    let start = ContinuousClock.now
+                    let event = await pipeline.load(item, decision: decisions[index])
+                    return (index, event, ContinuousClock.now - start)
+                }
+            }
+            var events = [(SlotEvent, Duration)?](repeating: nil, count: items.count)
+            for await (index, event, elapsed) in group {
+                events[index] = (event, elapsed)
+                progress.advance()
+            }
+            return events
+        }
+        progress.finish()
+        var results = Results()
+        for (index, item) in items.enumerated() {
+            guard let (event, elapsed) = events[index] else { continue }
+            let prefix = item.id.map { "\($0): " } ?? ""
+            let time = milliseconds(elapsed)
+            switch event {
+            case .placeholder(let decision):
+                results.lines.append(json ? line(decision, extra: [("source", nil), ("bytes", 0), ("ms", time)])
+                                          : "\(prefix)placeholder (rule \(decision.rule): \(decision.reason))\n")
+                results.images.append(nil)
+            case .imageReady(let decision, let variant, let image):
+                results.lines.append(json
+                    ? line(decision, extra: [("source", image.source.rawValue), ("bytes", image.bytes.count), ("ms", time)])
+                    : "\(prefix)\(decision.action.kind) \(variant) from \(image.source), \(image.bytes.count) bytes, \(time) ms (rule \(decision.rule))\n")
+                results.images.append(image)
+            case .failed(let decision, let error, let fallback):
+                let shown = fallback.map { "the cached thumbnail (\($0.bytes.count) bytes)" } ?? "the placeholder"
+                results.lines.append(json
+                    ? line(decision, extra: [("source", nil), ("bytes", 0), ("ms", time), ("error", error.description)])
+                    : "\(prefix)\(decision.action.kind) \(decision.variant.map { "\($0)" } ?? "") failed, showing \(shown): \(error)\n")
+                results.images.append(nil)
+                let failure = CommandFailure(error.description, status: error.isRemote ? .unavailable : .ioError)
+                FileHandle.standardError.write(Data("imgpolicy: \(failure.message)\n".utf8))
+                if results.failure == nil || failure.status == .ioError { results.failure = failure }
+            case .decisionFailed(let error):
+                results.lines.append("\(prefix)\(error)\n")
+                results.images.append(nil)
+                results.failure = CommandFailure(error)
+            }
+        }
+        if let failure = results.failure {
+            // Each failure was already reported on its own line; exit with the status only.
+            results.failure = CommandFailure("", status: failure.status)
+        }
+        return results
+    }
+
+    private func milliseconds(_ duration: Duration) -> Double {
+        let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        return (value * 10).rounded() / 10
+    }
+
+    /// The decision's JSON object with the fetch's keys added.
+    private func line(_ decision: Decision, extra: [(String, Any?)]) -> String {
+        func string(_ text: String?) -> JSONValue { JSONValue(text.map { .string($0) } ?? .null) }
+        var members: [(key: String, value: JSONValue)] = [
+            ("action", string(decision.action.kind.rawValue)),
+            ("variant", string(decision.variant?.rawValue)),
+            ("url", string(decision.url?.absoluteString)),
+            ("rule", string(decision.rule)),
+            ("reason", string(decision.reason)),
+            ("network", string(decision.network.kind.rawValue)),
+        ]
+        for (key, value) in extra {
+            switch value {
+            case let text as String: members.append((key, JSONValue(.string(text))))
+            case let number as Int: members.append((key, JSONValue(.number(String(number)))))
+            case let number as Double: members.append((key, JSONValue(.number(String(number)))))
+            default: members.append((key, JSONValue(.null)))
+            }
+        }
+        return JSONWriter.compactText(of: JSONValue(.object(members))) + "\n"
+    }
+}
+
+/// `[done/total]` on standard error, only when it is a terminal and there is more than one item.
+final class Progress: @unchecked Sendable {
+    // Guards `done`.
+    private let lock = NSLock()
+    private var done = 0
+    private let total: Int
+    private let visible: Bool
+
+    init(total: Int) {
+        self.total = total
+        visible = total > 1 && isatty(2) != 0
+    }
+
+    func advance() {
+        guard visible else { return }
+        let text = lock.withLock { () -> String in
+            done += 1
+            return "\rloading \(done)/\(total)"
+        }
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    func finish() {
+        if visible { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}
+
+/// A downloader for a pipeline that only answers "is it cached?": it never downloads.
+struct NoDownloads: ImageDownloading {
+    func download(_ url: ImageURL) async throws(FetchError) -> [UInt8] {
+        throw FetchError(url: url, code: .offline)
+    }
+}

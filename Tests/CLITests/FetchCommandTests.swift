@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `imgpolicy --fetch` and `imgpolicy cache` as processes, against a real loopback server.
+struct FetchCommandTests {
+    let cli = CLIRunner()
+    let server: TestHTTPServer
+
+    init() throws {
+        server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 20_000, seed: 1)),
+                                             "/t.png": .ok(TestImages.png(size: 2_000, seed: 2))])
+    }
+
+    var cacheDir: String { cli.home.file("cache") }
+
+    func itemFile(_ name: String = "item.json", original: String = "/o.png", thumbnail: String? = "/t.png") throws -> String {
+        let thumbnailJSON = thumbnail.map { #", "thumbnail": "\#(server.url($0))""# } ?? ""
+        return try cli.home.write(#"{"id": "x", "original": "\#(server.url(original))"\#(thumbnailJSON)}"#, to: name)
+    }
+
+    @Test func aSecondRunComesFromDisk() throws {
+        let item = try itemFile()
+        let first = try cli.run(["--network", "cellular", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.hasPrefix("x: load thumbnail from network, 2000 bytes, "))
+        let second = try cli.run(["--network", "cellular", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        #expect(second.stdout.hasPrefix("x: load thumbnail from disk, 2000 bytes, "))
+        #expect(server.hits("/t.png") == 1)
+        #expect(server.hits("/o.png") == 0)
+        // Without --cached, the plain decision consults the real disk cache too.
+        let offline = try cli.run(["--network", "offline", "--item", item, "--cache-dir", cacheDir, "--json"])
+        #expect(offline.stdout.contains(#""rule":"offline-cached-thumbnail""#))
+    }
+
+    @Test func offlineNeverTouchesTheNetwork() throws {
+        let item = try itemFile()
+        let result = try cli.run(["--network", "offline", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("x: placeholder"))
+        #expect(server.totalHits == 0)
+    }
+
+    @Test func outputWritesTheImageBytes() throws {
+        let item = try itemFile()
+        let target = cli.home.file("out.png")
+        let result = try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir, "--output", target])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: target))) == TestImages.png(size: 20_000, seed: 1))
+    }
+
+    @Test func aServerFailureExits69AndWritesNothing() throws {
+        let item = try itemFile(original: "/missing.png", thumbnail: nil)
+        let target = cli.home.file("out.png")
+        let result = try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir, "--output", target])
+        #expect(result.status == 69)
+        #expect(result.stderr == "imgpolicy: \(server.url("/missing.png")): HTTP 404 (not found)\n")
+        #expect(!FileManager.default.fileExists(atPath: target))
+        #expect(try cli.home.list().filter { $0.hasPrefix("out.png") }.isEmpty)
+        let list = try cli.run(["cache", "list", "--cache-dir", cacheDir])
+        #expect(list.stdout.isEmpty)
+    }
+
+    @Test func anUnusableCacheFolderExits74() throws {
+        let item = try itemFile()
+        let blocker = try cli.home.write("not a folder", to: "blocker")
+        let result = try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", blocker])
+        #expect(result.status == 74)
+        #expect(result.stderr.contains("blocker"))
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func anArrayLoadsConcurrentlyAndReportsInOrder() throws {
+        for n in 0..<12 { server.route("/img\(n).png", .delayed(0.2, .ok(TestImages.png(seed: n)))) }
+        let items = (0..<12).map { #"{"id": "i\#($0)", "original": "\#(server.url("/img\($0).png"))"}"# }
+        let path = try cli.home.write("[" + items.joined(separator: ",") + "]", to: "many.json")
+        let started = Date()
+        let result = try cli.run(["--network", "wifi", "--item", path, "--fetch", "--cache-dir", cacheDir])
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 12)
+        for (n, line) in lines.enumerated() { #expect(line.hasPrefix("i\(n): load original from network")) }
+        // Twelve 0.2 s responses, several at once: far less than 12 × 0.2 s.
+        #expect(Date().timeIntervalSince(started) < 2.0)
+    }
+
+    @Test func twoProcessesWritingTheSameKeyLeaveOneWholeEntry() throws {
+        server.route("/same.png", .delayed(0.1, .ok(TestImages.png(size: 300_000, seed: 5))))
+        let item = try itemFile("same.json", original: "/same.png", thumbnail: nil)
+        let arguments = ["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir]
+        let group = DispatchGroup()
+        let statuses = LockedList<Int32>()
+        for _ in 0..<2 {
+            group.enter()
+            Thread.detachNewThread {
+                let result = try? ProcessResult.run(PackagePaths.executable, arguments,
+                                                    environment: ["XDG_CONFIG_HOME": cli.home.file("config")])
+                statuses.append(result?.status ?? -1)
+                group.leave()
+            }
+        }
+        group.wait()
+        #expect(statuses.values == [0, 0])
+        let third = try cli.run(arguments + ["--output", cli.home.file("same.png")])
+        #expect(third.stdout.contains("from disk"))
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: cli.home.file("same.png")))) == TestImages.png(size: 300_000, seed: 5))
+        #expect(try cli.run(["cache", "stats", "--cache-dir", cacheDir]).stdout.contains("entries: 1\n"))
+    }
+
+    @Test func cacheStatsListClear() throws {
+        let item = try itemFile()
+        _ = try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        let stats = try cli.run(["cache", "stats", "--cache-dir", cacheDir])
+        #expect(stats.stdout.contains("entries: 1\n"))
+        let list = try cli.run(["cache", "list", "--cache-dir", cacheDir])
+        #expect(list.stdout.hasSuffix("\t\(server.url("/o.png"))\n"))
+        let clear = try cli.run(["cache", "clear", "--cache-dir", cacheDir])
+        #expect(clear.stdout.hasPrefix("removed 1 entries"))
+        #expect(try cli.run(["cache", "stats", "--cache-dir", cacheDir]).stdout.contains("entries: 0\n"))
+    }
+}
