@@ -35,8 +35,10 @@ let package = Package(
         ),
         // `swift run -c release policy-benchmark`: compiled policy against a hand-written tree.
         .executableTarget(name: "policy-benchmark", dependencies: ["Policy"], path: "Benchmarks/PolicyBenchmark"),
+        // `scripts/bench-fetch.sh`: the library against curl and URLSession, caches, the index.
+        .executableTarget(name: "fetch-benchmark", dependencies: ["Fetch", "Policy"], path: "Benchmarks/FetchBenchmark"),
         // The README's embedding snippet, built as is (a test checks README.md holds this file).
-        .executableTarget(name: "embedding-example", dependencies: ["Policy"], path: "Examples/Embedding"),
+        .executableTarget(name: "embedding-example", dependencies: ["Policy", "Fetch"], path: "Examples/Embedding"),
         // Helpers shared by the test targets: temporary folders, the package's paths, processes.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "PolicyUserDefaults", "TestSupport"]),

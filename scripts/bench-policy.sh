@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 echo "[bench] building in release mode"
-swift build -c release --product policy-benchmark 2>&1 | tail -n 1
+swift build -c release --product policy-benchmark 2>&1 | tail -n 5
 "$(swift build -c release --show-bin-path)/policy-benchmark" policies/default.json

@@ -94,6 +94,7 @@ struct Decide: AsyncParsableCommand {
         }
         if let pipeline, fetch {
             let results = await FetchRun(pipeline: pipeline, json: json).run(items: items, decisions: decisions)
+            await pipeline.flush()
             output += results.lines.joined()
             FileHandle.standardOutput.write(Data(output.utf8))
             if let path = self.output {

@@ -252,15 +252,21 @@ public final class DiskCache: CacheInspecting {
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_size > 0, info.st_size < 1 << 31 else { return nil }
         let size = Int(info.st_size)
-        var bytes = [UInt8](repeating: 0, count: size)
-        var offset = 0
-        while offset < size {
-            let count = bytes.withUnsafeMutableBytes { cacheRead(fd, $0.baseAddress! + offset, size - offset) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            offset += count
+        var complete = true
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var offset = 0
+            while offset < size {
+                let count = cacheRead(fd, buffer.baseAddress! + offset, size - offset)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                offset += count
+            }
+            complete = offset == size
+            // Bytes past a short read are zeroed so that the array is always initialised.
+            if !complete { (buffer.baseAddress! + offset).initialize(repeating: 0, count: size - offset) }
+            initialized = size
         }
-        return bytes
+        return complete ? bytes : nil
     }
 
     private func listFolder(_ path: String) -> [String] {

@@ -1,3 +1,4 @@
+import Dispatch
 import Policy
 import Synchronization
 
@@ -9,6 +10,9 @@ import Synchronization
 ///   others still wait for; cancelling the last one does.
 /// - A failure is never cached, and frees its in-flight entry, so the next request retries at once.
 /// - `purge()` (memory pressure) empties the memory cache and cancels prefetches nobody waits for.
+/// - A download is delivered as soon as it arrives and is in the memory cache; it is written to
+///   the disk cache right after, on a serial background queue, so that slow disks do not delay
+///   images. `flush()` waits for those writes (call it before the process exits).
 ///
 /// Thread safety: every method may be called from any task at once.
 ///
@@ -39,7 +43,11 @@ public final class ImagePipeline: CacheInspecting {
         var cancelledEarly: Set<Int> = []
         var downloads = 0
         var diskWriteFailures = 0
+        var pendingDiskWrites = 0
+        var flushWaiters: [CheckedContinuation<Void, Never>] = []
     }
+
+    private let diskWriter = DispatchQueue(label: "imgpolicy.disk-writer")
 
     // Guards the in-flight table and the counters.
     private let state = Mutex(State())
@@ -62,13 +70,12 @@ public final class ImagePipeline: CacheInspecting {
     ///   `.cancelled` when the calling task is cancelled, or what the download failed with.
     public func image(for url: ImageURL, networkAllowed: Bool = true) async throws(FetchError) -> FetchedImage {
         if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
-        guard networkAllowed else {
-            if let bytes = disk?.image(for: url) {
-                memory.store(bytes, for: url)
-                return FetchedImage(url: url, bytes: bytes, source: .disk)
-            }
-            throw FetchError(url: url, code: .offline)
+        // A disk hit is read right here: no in-flight entry, no extra task.
+        if let disk, disk.containsImage(at: url) || !networkAllowed, let bytes = disk.image(for: url) {
+            memory.store(bytes, for: url)
+            return FetchedImage(url: url, bytes: bytes, source: .disk)
         }
+        guard networkAllowed else { throw FetchError(url: url, code: .offline) }
         let waiter = state.withLock { state -> Int in
             state.nextID += 1
             return state.nextID
@@ -112,9 +119,9 @@ public final class ImagePipeline: CacheInspecting {
         for task in tasks { task.cancel() }
     }
 
-    /// Loads in flight, downloads started so far, and disk writes that failed.
-    public var statistics: (inFlight: Int, downloads: Int, diskWriteFailures: Int) {
-        state.withLock { ($0.inFlight.count, $0.downloads, $0.diskWriteFailures) }
+    /// Loads in flight, downloads started so far, disk writes waiting, and disk writes that failed.
+    public var statistics: (inFlight: Int, downloads: Int, pendingDiskWrites: Int, diskWriteFailures: Int) {
+        state.withLock { ($0.inFlight.count, $0.downloads, $0.pendingDiskWrites, $0.diskWriteFailures) }
     }
 
     // MARK: - Waiters
@@ -173,15 +180,37 @@ public final class ImagePipeline: CacheInspecting {
         if Task.isCancelled { throw FetchError(url: url, code: .cancelled) }
         state.withLock { $0.downloads += 1 }
         let bytes = try await downloader.download(url)
-        if let disk {
-            do {
-                try disk.store(bytes, for: url)
-            } catch {
-                state.withLock { $0.diskWriteFailures += 1 }
-            }
-        }
         memory.store(bytes, for: url)
+        if let disk { writeLater(bytes, for: url, to: disk) }
         return FetchedImage(url: url, bytes: bytes, source: .network)
+    }
+
+    /// Waits until every download so far is written to the disk cache.
+    public func flush() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state -> Bool in
+                if state.pendingDiskWrites == 0 { return true }
+                state.flushWaiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    private func writeLater(_ bytes: [UInt8], for url: ImageURL, to disk: DiskCache) {
+        state.withLock { $0.pendingDiskWrites += 1 }
+        diskWriter.async { [self] in
+            var failed = false
+            do { try disk.store(bytes, for: url) } catch { failed = true }
+            let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                if failed { state.diskWriteFailures += 1 }
+                state.pendingDiskWrites -= 1
+                guard state.pendingDiskWrites == 0 else { return [] }
+                defer { state.flushWaiters.removeAll() }
+                return state.flushWaiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
     }
 
     private func complete(_ url: ImageURL, id: Int, with result: Result<FetchedImage, FetchError>) {

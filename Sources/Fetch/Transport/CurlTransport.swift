@@ -29,8 +29,36 @@ public final class CurlTransport: ImageDownloading {
     /// The limits in force.
     public let configuration: TransportConfiguration
 
+    /// A first-in, first-out list that removes from the front in O(1).
+    private struct FIFO {
+        private var items: [Transfer] = []
+        private var head = 0
+
+        var isEmpty: Bool { head == items.count }
+        var count: Int { items.count - head }
+
+        mutating func append(_ transfer: Transfer) { items.append(transfer) }
+
+        mutating func popFirst() -> Transfer? {
+            guard head < items.count else { return nil }
+            let transfer = items[head]
+            head += 1
+            if head > 64 && head * 2 > items.count {
+                items.removeFirst(head)
+                head = 0
+            }
+            return transfer
+        }
+
+        /// Removes the transfers for which `shouldRemove` is true.
+        mutating func removeAll(where shouldRemove: (Transfer) -> Bool) {
+            items = Array(items[head...]).filter { !shouldRemove($0) }
+            head = 0
+        }
+    }
+
     private struct Queue {
-        var pendingByHost: [String: [Transfer]] = [:]
+        var pendingByHost: [String: FIFO] = [:]
         var hostOrder: [String] = []
         var runningByHost: [String: Int] = [:]
         var running = 0
@@ -94,7 +122,7 @@ public final class CurlTransport: ImageDownloading {
         let accepted = queue.withLock { queue -> Bool in
             guard !queue.shuttingDown else { return false }
             if queue.pendingByHost[transfer.hostKey] == nil {
-                queue.pendingByHost[transfer.hostKey] = []
+                queue.pendingByHost[transfer.hostKey] = FIFO()
                 queue.hostOrder.append(transfer.hostKey)
             }
             queue.pendingByHost[transfer.hostKey]!.append(transfer)
@@ -137,10 +165,8 @@ public final class CurlTransport: ImageDownloading {
             while progress && queue.running < configuration.maximumConnections && !queue.shuttingDown {
                 progress = false
                 for host in queue.hostOrder where queue.running < configuration.maximumConnections {
-                    guard var pending = queue.pendingByHost[host], !pending.isEmpty,
-                          queue.runningByHost[host, default: 0] < configuration.maximumConnectionsPerHost else { continue }
-                    let transfer = pending.removeFirst()
-                    queue.pendingByHost[host] = pending
+                    guard queue.runningByHost[host, default: 0] < configuration.maximumConnectionsPerHost,
+                          let transfer = queue.pendingByHost[host]?.popFirst() else { continue }
                     queue.running += 1
                     queue.runningByHost[host, default: 0] += 1
                     start.append(transfer)
@@ -248,12 +274,16 @@ private final class TransferDriver: @unchecked Sendable {
             var running: Int32 = 0
             curl_multi_perform(multi, &running)
             var remaining: Int32 = 0
+            var finishedAny = false
             while let message = curl_multi_info_read(multi, &remaining) {
                 var code = CURLE_OK
                 guard let easy = imgp_message_done_handle(message, &code),
                       let transfer = active[key(easy)] else { continue }
                 remove(transfer, result: result(of: transfer, easy: easy, code: code))
+                finishedAny = true
             }
+            // A finished transfer freed a connection slot: start the next ones before waiting.
+            if finishedAny { continue }
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
     }

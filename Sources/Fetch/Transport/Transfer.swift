@@ -51,10 +51,17 @@ final class Transfer: @unchecked Sendable {
 
     /// `scheme://host:port`, lowercased: what the per-host connection limit counts.
     static func hostKey(of url: String) -> String {
-        guard let colon = url.firstIndex(of: ":") else { return url.lowercased() }
-        let rest = url[url.index(after: colon)...].drop { $0 == "/" }
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let host = authority.split(separator: "@").last ?? authority
-        return (url[..<colon] + "://" + host).lowercased()
+        let bytes = Array(url.utf8)
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return url.lowercased() }
+        var start = colon + 1
+        while start < bytes.count, bytes[start] == UInt8(ascii: "/") { start += 1 }
+        var end = start
+        var userEnd: Int?
+        while end < bytes.count, ![UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#")].contains(bytes[end]) {
+            if bytes[end] == UInt8(ascii: "@") { userEnd = end + 1 }
+            end += 1
+        }
+        let host = bytes[(userEnd ?? start)..<end]
+        return (String(decoding: bytes[..<colon], as: UTF8.self) + "://" + String(decoding: host, as: UTF8.self)).lowercased()
     }
 }

@@ -1,0 +1,241 @@
+// The fetch benchmark; run it through scripts/bench-fetch.sh, which starts nginx.
+//
+//     fetch-benchmark generate DIR COUNT      writes COUNT distinct 10 KiB images to DIR
+//     fetch-benchmark run BASE-URL COUNT WORK  measures, side by side in one run
+import Fetch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Policy
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("fetch-benchmark: \(message)\n".utf8))
+    exit(64)
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+func format(_ value: Double, _ digits: Int = 1) -> String {
+    let scale = pow(10.0, Double(digits))
+    let rounded = (value * scale).rounded() / scale
+    return digits == 0 ? String(Int(rounded)) : String(rounded)
+}
+
+/// Peak resident memory of this process, or of its finished children, in MiB.
+func peakMiB(children: Bool = false) -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t((children ? RUSAGE_CHILDREN : RUSAGE_SELF).rawValue), &usage)
+    return Double(usage.ru_maxrss) / 1024
+}
+
+/// Writes `count` distinct 10 KiB "PNG" files named 0.png, 1.png, …
+func generate(folder: String, count: Int) throws {
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    var state: UInt64 = 0x1234_5678
+    for index in 0..<count {
+        var bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        bytes.reserveCapacity(10 * 1024)
+        while bytes.count < 10 * 1024 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            bytes.append(UInt8(truncatingIfNeeded: state >> 33))
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: "\(folder)/\(index).png"))
+    }
+}
+
+/// Fetches every URL through `pipeline`, all requested at once; returns the wall time.
+func fetchAll(_ urls: [ImageURL], with pipeline: ImagePipeline, expecting source: FetchedImage.Source) async -> Duration {
+    let start = ContinuousClock.now
+    let wrong = await withTaskGroup(of: Bool.self) { group in
+        for url in urls {
+            group.addTask {
+                guard let image = try? await pipeline.image(for: url) else { return true }
+                return image.source != source || image.bytes.count != 10 * 1024
+            }
+        }
+        return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+    }
+    let elapsed = ContinuousClock.now - start
+    if wrong > 0 { fail("\(wrong) of \(urls.count) loads failed or did not come from \(source)") }
+    return elapsed
+}
+
+/// `curl -s --parallel --parallel-max 8 -K list.cfg`, the whole process timed.
+func curlAll(_ urls: [ImageURL], work: String) throws -> Duration {
+    let list = work + "/curl-list.cfg"
+    try urls.map { "url = \"\($0)\"\noutput = \"/dev/null\"\n" }.joined().write(toFile: list, atomically: true, encoding: .utf8)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    process.arguments = ["-s", "--no-progress-meter", "--fail", "--parallel", "--parallel-max", "8", "-K", list]
+    process.standardError = FileHandle.nullDevice
+    let start = ContinuousClock.now
+    try process.run()
+    process.waitUntilExit()
+    let elapsed = ContinuousClock.now - start
+    if process.terminationStatus != 0 { fail("curl exited with \(process.terminationStatus)") }
+    return elapsed
+}
+
+/// URLSession with 8 connections per host, every request started at once.
+func urlSessionAll(_ urls: [ImageURL]) async -> Duration {
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.httpMaximumConnectionsPerHost = 8
+    configuration.urlCache = nil
+    let session = URLSession(configuration: configuration)
+    let start = ContinuousClock.now
+    let wrong = await withTaskGroup(of: Bool.self) { group in
+        for url in urls {
+            group.addTask {
+                guard let (data, _) = try? await session.data(from: URL(string: url.absoluteString)!) else { return true }
+                return data.count != 10 * 1024
+            }
+        }
+        return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+    }
+    let elapsed = ContinuousClock.now - start
+    session.invalidateAndCancel()
+    if wrong > 0 { fail("URLSession: \(wrong) of \(urls.count) loads failed") }
+    return elapsed
+}
+
+func run(base: String, count: Int, work: String) async throws {
+    let urls = (0..<count).map { ImageURL("\(base)/\($0).png")! }
+    print("fetch-benchmark: \(count) distinct 10 KiB images from nginx on \(base), 8 connections for every client")
+
+    // 1. The library, cold: network into empty memory and disk caches.
+    var configuration = TransportConfiguration()
+    configuration.maximumConnections = 8
+    configuration.maximumConnectionsPerHost = 8
+    let transport = CurlTransport(configuration: configuration)
+    let cacheFolder = work + "/cache"
+    let pipeline = ImagePipeline(downloader: transport, memory: MemoryCache(capacity: 256 << 20),
+                                 disk: try DiskCache(folder: cacheFolder, capacity: 1 << 30))
+    let library = await fetchAll(urls, with: pipeline, expecting: .network)
+    let flushStart = ContinuousClock.now
+    await pipeline.flush()
+    let flush = ContinuousClock.now - flushStart
+    let libraryPeak = peakMiB()
+
+    // 2. The transport alone, curl and URLSession, the same URLs: three rounds, interleaved, best
+    // of each (the machine is shared: the best round is the least disturbed).
+    var raw = Duration.seconds(1000), curl = Duration.seconds(1000), session = Duration.seconds(1000)
+    for _ in 0..<3 {
+        let rawStart = ContinuousClock.now
+        let rawFailures = await withTaskGroup(of: Bool.self) { group in
+            for url in urls { group.addTask { (try? await transport.download(url))?.count != 10 * 1024 } }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        raw = min(raw, ContinuousClock.now - rawStart)
+        if rawFailures > 0 { fail("transport: \(rawFailures) failures") }
+        curl = min(curl, try curlAll(urls, work: work))
+        session = min(session, await urlSessionAll(urls))
+    }
+    let curlPeak = peakMiB(children: true)
+
+    print("  network pass (wall time, all \(count) requested at once; best of 3 for the last three):")
+    print("    imgpolicy CurlTransport (bytes in memory, like curl's): \(format(seconds(raw) * 1000)) ms")
+    print("    curl --parallel --parallel-max 8 (to /dev/null):      \(format(seconds(curl) * 1000)) ms (process start-up included)")
+    print("    URLSession:                                            \(format(seconds(session) * 1000)) ms")
+    print("    ratio imgpolicy / curl:        \(format(seconds(raw) / seconds(curl), 2))  (goal: at most 1.0)")
+    print("    ratio URLSession / imgpolicy:  \(format(seconds(session) / seconds(raw), 2))  (goal: at least 5)")
+    print("    imgpolicy ImagePipeline, cold (once, first): \(format(seconds(library) * 1000)) ms to deliver every image into the memory")
+    print("      cache, + \(format(seconds(flush) * 1000)) ms more until its background disk-cache writes were done (ratio to curl: \(format(seconds(library) / seconds(curl), 2)))")
+    print("    peak memory: imgpolicy process \(format(libraryPeak)) MiB after its pass (holding all \(count) images in its memory cache); curl \(format(curlPeak)) MiB")
+
+    // 4. Warm pass from the disk cache: a new pipeline with an empty memory cache each round.
+    var warm = Duration.seconds(1000), reopen = Duration.seconds(1000)
+    var warmPipeline: ImagePipeline?
+    for _ in 0..<3 {
+        let reopenStart = ContinuousClock.now
+        let warmDisk = try DiskCache(folder: cacheFolder, capacity: 1 << 30)
+        reopen = min(reopen, ContinuousClock.now - reopenStart)
+        let next = ImagePipeline(downloader: transport, memory: MemoryCache(capacity: 256 << 20), disk: warmDisk)
+        warm = min(warm, await fetchAll(urls, with: next, expecting: .disk))
+        warmPipeline = next
+    }
+    print("  warm pass from the disk cache (best of 3): \(format(seconds(warm) * 1000)) ms (opening the cache and indexing it: \(format(seconds(reopen) * 1000)) ms)")
+    print("    ratio network pass (transport) / disk pass: \(format(seconds(raw) / seconds(warm), 2))  (goal: at least 3)")
+
+    // 5. Memory-cache hits.
+    let memory = warmPipeline!.memory
+    let rounds = 200
+    var found = 0
+    let hitStart = ContinuousClock.now
+    for _ in 0..<rounds { for url in urls where memory.image(for: url) != nil { found += 1 } }
+    let hits = ContinuousClock.now - hitStart
+    if found != rounds * count { fail("memory cache missed") }
+    print("  memory-cache hit: \(format(seconds(hits) / Double(found) * 1e9, 0)) ns per image(for:)")
+    transport.shutdown()
+
+    // 6. "Is it cached?" on an index of 100,000 entries, against one FileManager.fileExists call.
+    let indexFolder = work + "/index"
+    let indexCache = try DiskCache(folder: indexFolder, capacity: 1 << 30)
+    let indexURLs = (0..<100_000).map { ImageURL("\(base)/index/\($0).png")! }
+    let small: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3, 4]
+    for url in indexURLs { try indexCache.store(small, for: url) }
+    let reopened = try DiskCache(folder: indexFolder, capacity: 1 << 30)
+    let paths = indexURLs.map { reopenedPath(reopened, $0) }
+    var yes = 0
+    let lookupStart = ContinuousClock.now
+    for url in indexURLs where reopened.containsImage(at: url) { yes += 1 }
+    let lookup = ContinuousClock.now - lookupStart
+    var exists = 0
+    let statStart = ContinuousClock.now
+    for path in paths where FileManager.default.fileExists(atPath: path) { exists += 1 }
+    let stat = ContinuousClock.now - statStart
+    if yes != indexURLs.count || exists != indexURLs.count { fail("index: \(yes), files: \(exists) of \(indexURLs.count)") }
+    let lookupNs = seconds(lookup) / Double(indexURLs.count) * 1e9
+    let statNs = seconds(stat) / Double(indexURLs.count) * 1e9
+    print("  \"is it cached?\" over 100,000 entries: index \(format(lookupNs, 0)) ns, FileManager.fileExists \(format(statNs, 0)) ns")
+    print("    ratio fileExists / index: \(format(statNs / lookupNs, 1))  (goal: at least 10)")
+}
+
+/// Fetches COUNT images with the transport alone and prints the time: for profiling.
+func transportOnly(base: String, count: Int) async {
+    var configuration = TransportConfiguration()
+    configuration.maximumConnections = 8
+    configuration.maximumConnectionsPerHost = 8
+    let transport = CurlTransport(configuration: configuration)
+    let urls = (0..<count).map { ImageURL("\(base)/\($0).png")! }
+    let start = ContinuousClock.now
+    let failures = await withTaskGroup(of: Bool.self) { group in
+        for url in urls { group.addTask { (try? await transport.download(url))?.count != 10 * 1024 } }
+        return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+    }
+    print("transport: \(count) in \(format(seconds(ContinuousClock.now - start) * 1000)) ms, \(failures) failures")
+    transport.shutdown()
+}
+
+/// The path of `url`'s entry, computed the way the cache does (for the fileExists comparison).
+func reopenedPath(_ cache: DiskCache, _ url: ImageURL) -> String {
+    let name = Hash128(of: url.absoluteString).description
+    return cache.folder + "/" + name.prefix(2) + "/" + name
+}
+
+let arguments = CommandLine.arguments
+switch arguments.dropFirst().first {
+case "generate" where arguments.count == 4:
+    guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
+    do { try generate(folder: arguments[2], count: count) } catch { fail("\(error)") }
+case "transport" where arguments.count == 4:
+    // The transport alone, for profiling: fetch-benchmark transport BASE-URL COUNT
+    guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
+    await transportOnly(base: arguments[2], count: count)
+case "warm" where arguments.count == 5:
+    // The warm disk pass alone, for profiling: fetch-benchmark warm BASE-URL COUNT CACHE-DIR
+    guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
+    do {
+        let pipeline = ImagePipeline(downloader: CurlTransport(), memory: MemoryCache(capacity: 256 << 20),
+                                     disk: try DiskCache(folder: arguments[4], capacity: 1 << 30))
+        let elapsed = await fetchAll((0..<count).map { ImageURL("\(arguments[2])/\($0).png")! }, with: pipeline, expecting: .disk)
+        print("warm: \(count) in \(format(seconds(elapsed) * 1000)) ms")
+    } catch { fail("\(error)") }
+case "run" where arguments.count == 5:
+    guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
+    do { try await run(base: arguments[2], count: count, work: arguments[4]) } catch { fail("\(error)") }
+default:
+    fail("usage: fetch-benchmark generate DIR COUNT | run BASE-URL COUNT WORK-DIR")
+}

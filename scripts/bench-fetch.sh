@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The fetch benchmark: starts nginx-light (installed when missing) on a loopback port with the
+# project's own config, serves 5,000 distinct 10 KiB images, and in one run fetches them with the
+# library, with `curl --parallel --parallel-max 8`, and with Foundation's URLSession; then a warm
+# pass from the disk cache, memory-cache hits, and "is it cached?" on a 100,000-entry index.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+
+source scripts/nginx.sh
+if ! command -v curl >/dev/null 2>&1; then
+    say "installing curl for the benchmark"
+    if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq curl >/dev/null
+fi
+
+echo "[bench] building in release mode"
+swift build -c release --product fetch-benchmark 2>&1 | tail -n 5
+bench="$(swift build -c release --show-bin-path)/fetch-benchmark"
+
+work=$(mktemp -d /tmp/imgpolicy-bench-XXXXXX)
+chmod 755 "$work"
+port=${IMGPOLICY_BENCH_PORT:-18080}
+cleanup() {
+    stop_nginx "$work"
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+count=${IMGPOLICY_BENCH_COUNT:-5000}
+echo "[bench] generating $count images of 10 KiB in $work/www"
+"$bench" generate "$work/www" "$count"
+echo "[bench] starting nginx on 127.0.0.1:$port"
+start_nginx "$work/www" "$port" "$work"
+for _ in $(seq 1 50); do
+    curl -s -o /dev/null "http://127.0.0.1:$port/0.png" && break
+    sleep 0.1
+done
+"$bench" run "http://127.0.0.1:$port" "$count" "$work"
