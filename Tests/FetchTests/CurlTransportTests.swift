@@ -112,6 +112,22 @@ struct CurlTransportTests {
         #expect(code == 28)  // CURLE_OPERATION_TIMEDOUT
     }
 
+    @Test func aSlowFirstByteRunsIntoTheTotalTimeout() async throws {
+        var configuration = TransportConfiguration()
+        configuration.totalTimeout = .milliseconds(400)
+        let impatient = CurlTransport(configuration: configuration)
+        defer { impatient.shutdown() }
+        server.route("/first-byte", .delayed(0.6, .ok(TestImages.png())))
+        do {
+            _ = try await impatient.download(url("/first-byte"))
+            Issue.record("a response slower than the total timeout was accepted")
+        } catch {
+            guard case .transport(28, _) = error.code else { Issue.record("\(error)"); return }
+        }
+        // The same slow first byte within the default timeout is fine.
+        #expect(try await Self.transport.download(url("/first-byte")) == TestImages.png())
+    }
+
     @Test func cancellingTheTaskStopsTheTransferAtOnce() async throws {
         server.route("/slow", .delayed(3, .ok(TestImages.png())))
         let started = ContinuousClock.now
