@@ -334,6 +334,9 @@ private final class TransferDriver: @unchecked Sendable {
         _ = imgp_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maximumBodySize))
         _ = imgp_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, configuration.verifiesTLS ? 1 : 0)
         _ = imgp_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, configuration.verifiesTLS ? 2 : 0)
+        if let authorities = configuration.certificateAuthorities {
+            _ = imgp_easy_setopt_string(easy, CURLOPT_CAINFO, authorities)
+        }
         _ = imgp_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         _ = imgp_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
         _ = imgp_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent)

@@ -18,8 +18,11 @@ public struct TransportConfiguration: Sendable, Hashable {
     /// The largest body accepted, enforced while the bytes arrive (also without or against
     /// `Content-Length`, and after decompression). Default 32 MiB.
     public var maximumBodySize: Int = 32 << 20
-    /// Verify TLS certificates and host names. Default true; turn off only for tests.
+    /// Verify TLS certificates and host names. Default true.
     public var verifiesTLS: Bool = true
+    /// A PEM file of certificate authorities to trust instead of the system's (a device fleet's
+    /// private CA, say). Default nil: the system's store.
+    public var certificateAuthorities: String?
     /// The `User-Agent` header.
     public var userAgent: String = "imgpolicy/0.1 (libcurl)"
 

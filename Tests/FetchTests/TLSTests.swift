@@ -1,0 +1,49 @@
+import Fetch
+import Foundation
+import Policy
+import Testing
+import TestSupport
+
+/// The transport over TLS and HTTP/2, against nginx on 127.0.0.1 with a throwaway CA.
+@Suite(.serialized)
+struct TLSTests {
+    let server: TestTLSServer
+
+    init() throws {
+        server = try TestTLSServer()
+        try server.serve(TestImages.png(size: 5000), at: "/tls.png")
+    }
+
+    @Test func certificatesAreVerifiedByDefault() async throws {
+        let transport = CurlTransport()
+        defer { transport.shutdown(); server.stop() }
+        do {
+            _ = try await transport.download(ImageURL(server.url("/tls.png"))!)
+            Issue.record("a certificate from an unknown CA was accepted")
+        } catch {
+            guard case .transport(let code, let message) = error.code else { Issue.record("\(error)"); return }
+            #expect(code == 60, "\(message)")  // CURLE_PEER_FAILED_VERIFICATION
+            #expect(message.lowercased().contains("certificate"))
+        }
+    }
+
+    @Test func aTrustedPrivateCAWorksOverHTTP2WithOneConnection() async throws {
+        var configuration = TransportConfiguration()
+        configuration.certificateAuthorities = server.certificateAuthority
+        let transport = CurlTransport(configuration: configuration)
+        defer { transport.shutdown(); server.stop() }
+        for _ in 0..<10 {
+            #expect(try await transport.download(ImageURL(server.url("/tls.png"))!) == TestImages.png(size: 5000))
+        }
+        var lines: [String] = []
+        for _ in 0..<50 {
+            lines = server.log().filter { $0.hasSuffix(" /tls.png") }
+            if lines.count == 10 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(lines.count == 10)
+        #expect(lines.allSatisfy { $0.hasPrefix("HTTP/2.0 ") }, "\(lines)")
+        // Every request went over one reused connection.
+        #expect(Set(lines.map { $0.split(separator: " ")[1] }).count == 1, "\(lines)")
+    }
+}
