@@ -40,11 +40,11 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         self.code = code
     }
 
-    /// Whether the server or the network failed (the CLI's exit 69), as opposed to a local error
-    /// or a cancellation.
+    /// Whether the server or the network failed, or there is no network (the CLI's exit 69), as
+    /// opposed to a local error or a cancellation.
     public var isRemote: Bool {
         switch code {
-        case .cancelled, .localIO, .offline: return false
+        case .cancelled, .localIO: return false
         default: return true
         }
     }
