@@ -167,16 +167,8 @@ struct Decide: AsyncParsableCommand {
         (item.id.map { "\($0): " } ?? "") + decision.description
     }
 
-    func jsonLine(_ decision: Decision) -> String {
-        func string(_ text: String?) -> JSONValue { JSONValue(text.map { .string($0) } ?? .null) }
-        return JSONWriter.compactText(of: JSONValue(.object([
-            ("action", string(decision.action.kind.rawValue)),
-            ("variant", string(decision.variant?.rawValue)),
-            ("url", string(decision.url?.absoluteString)),
-            ("rule", string(decision.rule)),
-            ("reason", string(decision.reason)),
-            ("network", string(decision.network.kind.rawValue)),
-        ])))
+    private func jsonLine(_ decision: Decision) -> String {
+        JSONWriter.compactText(of: JSONValue(.object(decision.jsonMembers)))
     }
 
     private func explanation(policy: ImagePolicy, input: PolicyInput, item: ImageItem) -> String {

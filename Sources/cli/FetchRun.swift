@@ -76,15 +76,7 @@ struct FetchRun {
 
     /// The decision's JSON object with the fetch's keys added.
     private func line(_ decision: Decision, extra: [(String, Any?)]) -> String {
-        func string(_ text: String?) -> JSONValue { JSONValue(text.map { .string($0) } ?? .null) }
-        var members: [(key: String, value: JSONValue)] = [
-            ("action", string(decision.action.kind.rawValue)),
-            ("variant", string(decision.variant?.rawValue)),
-            ("url", string(decision.url?.absoluteString)),
-            ("rule", string(decision.rule)),
-            ("reason", string(decision.reason)),
-            ("network", string(decision.network.kind.rawValue)),
-        ]
+        var members = decision.jsonMembers
         for (key, value) in extra {
             switch value {
             case let text as String: members.append((key, JSONValue(.string(text))))
