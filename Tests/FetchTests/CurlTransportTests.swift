@@ -132,7 +132,7 @@ struct CurlTransportTests {
         server.route("/slow", .delayed(3, .ok(TestImages.png())))
         let started = ContinuousClock.now
         let task = Task { try await Self.transport.download(url("/slow")) }
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(await waitUntil { server.hits("/slow") == 1 })
         task.cancel()
         do {
             _ = try await task.value

@@ -46,7 +46,7 @@ struct ImagePipelineTests {
         server.route("/one", .delayed(0.5, .ok(TestImages.png())))
         let cancelled = Task { try await pipeline.image(for: url("/one")) }
         let kept = Task { try await pipeline.image(for: url("/one")) }
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(await waitUntil { server.hits("/one") == 1 })
         cancelled.cancel()
         await #expect(throws: FetchError(url: url("/one"), code: .cancelled)) { try await cancelled.value }
         #expect(try await kept.value.bytes == TestImages.png())
@@ -54,17 +54,19 @@ struct ImagePipelineTests {
     }
 
     @Test func cancellingEveryWaiterStopsTheTransfer() async throws {
+        // A transport of its own, so that its count of running transfers is this test's alone.
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        let pipeline = ImagePipeline(downloader: transport, disk: nil)
         server.route("/all", .delayed(1.0, .ok(TestImages.png())))
         let tasks = (0..<3).map { _ in Task { try await pipeline.image(for: url("/all")) } }
-        try await Task.sleep(for: .milliseconds(150))
+        #expect(await waitUntil { server.hits("/all") == 1 && transport.load.running == 1 })
         #expect(pipeline.statistics.inFlight == 1)
         for task in tasks { task.cancel() }
         for task in tasks { await #expect(throws: FetchError.self) { try await task.value } }
         #expect(pipeline.statistics.inFlight == 0)
-        // The transfer left the transport too (nothing running for this pipeline's request).
-        var waited = 0
-        while Self.transport.load.running > 0 && waited < 100 { try await Task.sleep(for: .milliseconds(10)); waited += 1 }
-        #expect(Self.transport.load.running == 0)
+        // The transfer left the transport too, before the server answered.
+        #expect(await waitUntil(timeout: .milliseconds(900)) { transport.load.running == 0 })
         #expect(!pipeline.containsImage(at: url("/all")))
     }
 
@@ -113,13 +115,18 @@ struct ImagePipelineTests {
     }
 
     @Test func purgeCancelsPrefetchesNobodyWaitsFor() async throws {
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        let pipeline = ImagePipeline(downloader: transport, disk: try DiskCache(folder: folder.path))
         server.route("/pre", .delayed(1.0, .ok(TestImages.png())))
         pipeline.prefetch(url("/pre"))
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(await waitUntil { server.hits("/pre") == 1 })
         #expect(pipeline.statistics.inFlight == 1)
         pipeline.purge()
         #expect(pipeline.statistics.inFlight == 0)
-        try await Task.sleep(for: .milliseconds(1200))
+        // The transfer is stopped before the server answers, and nothing is cached.
+        #expect(await waitUntil(timeout: .milliseconds(900)) { transport.load.running == 0 })
+        await pipeline.flush()
         #expect(!pipeline.containsImage(at: url("/pre")))
     }
 }

@@ -32,11 +32,10 @@ struct ImageSlotTests {
         let log = LockedList<SlotEvent>()
         let slot = ImageSlot(loader: loader) { log.append($0) }
         let slow = slot.load(item("slow"))
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await waitUntil { server.hits("/slow") == 1 })
         let fast = slot.load(item("fast"))       // a cache hit: still cancels the slow load first
         await fast.value
-        await slow.value
-        try await Task.sleep(for: .milliseconds(600))
+        await slow.value                         // the superseded load has ended: nothing more can come
         #expect(log.values.count == 1)
         guard case .imageReady(let decision, .original, let image)? = log.values.first else {
             Issue.record("expected the fast image, got \(log.values)")
@@ -52,7 +51,7 @@ struct ImageSlotTests {
         let log = LockedList<SlotEvent>()
         let slot = ImageSlot(loader: loader) { log.append($0) }
         let slow = slot.load(item("slow2"))
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await waitUntil { server.hits("/slow2") == 1 })
         reachability.update(to: .offline)
         await slot.load(item("nothing-cached")).value
         await slow.value
