@@ -114,6 +114,30 @@ struct ImagePipelineTests {
         #expect(server.totalHits == 0)
     }
 
+    @Test func suspendedDownloadsWaitWhileCacheHitsAreServed() async throws {
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        let pipeline = ImagePipeline(downloader: transport, disk: nil)
+        server.route("/cached", .ok(TestImages.png(seed: 1)))
+        server.route("/held", .ok(TestImages.png(seed: 2)))
+        server.route("/dropped", .ok(TestImages.png(seed: 3)))
+        _ = try await pipeline.image(for: url("/cached"))
+        pipeline.suspendDownloads()
+        let held = Task { try await pipeline.image(for: url("/held")) }
+        let dropped = Task { try await pipeline.image(for: url("/dropped")) }
+        #expect(await waitUntil { transport.load.waiting == 2 })
+        // While suspended: cache hits come at once, nothing new starts, a held load can be cancelled.
+        #expect(try await pipeline.image(for: url("/cached")).source == .memory)
+        #expect(transport.load.running == 0)
+        dropped.cancel()
+        await #expect(throws: FetchError(url: url("/dropped"), code: .cancelled)) { try await dropped.value }
+        #expect(server.hits("/held") == 0 && server.hits("/dropped") == 0)
+        pipeline.resumeDownloads()
+        #expect(try await held.value.bytes == TestImages.png(seed: 2))
+        #expect(server.hits("/held") == 1)
+        #expect(server.hits("/dropped") == 0)
+    }
+
     @Test func purgeCancelsPrefetchesNobodyWaitsFor() async throws {
         let transport = CurlTransport()
         defer { transport.shutdown() }

@@ -105,6 +105,19 @@ public final class ImagePipeline: CacheInspecting {
         }
     }
 
+    /// Holds downloads that have not started, while images already in memory or on disk are still
+    /// delivered at once: call it when the user starts dragging a list (the lesson of Apple's
+    /// LazyTableImages), and `resumeDownloads()` when scrolling ends. Slots reused meanwhile cancel
+    /// their held loads, so what starts on resume is what is on screen.
+    public func suspendDownloads() {
+        downloader.suspend()
+    }
+
+    /// Lets held downloads start.
+    public func resumeDownloads() {
+        downloader.resume()
+    }
+
     /// Empties the memory cache and cancels the loads nobody waits for.
     public func purge() {
         memory.purge()

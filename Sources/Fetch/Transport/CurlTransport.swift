@@ -65,6 +65,7 @@ public final class CurlTransport: ImageDownloading {
         var cancellations: [Transfer] = []
         var shuttingDown = false
         var stopped = false
+        var suspended = false
     }
 
     // Guards the queue shared between callers and the transport thread.
@@ -100,6 +101,19 @@ public final class CurlTransport: ImageDownloading {
         } catch {
             throw FetchError(url: url, code: .cancelled)
         }
+    }
+
+    /// Holds transfers that have not started: they wait in the queue (and can still be cancelled)
+    /// until `resume()`. Running transfers go on. For scrolling: start nothing new while the user
+    /// drags a list, then load what is on screen when it stops.
+    public func suspend() {
+        queue.withLock { $0.suspended = true }
+    }
+
+    /// Lets the held transfers start.
+    public func resume() {
+        queue.withLock { $0.suspended = false }
+        curl_multi_wakeup(multi.pointer)
     }
 
     /// Transfers running and waiting: for statistics and tests.
@@ -162,7 +176,7 @@ public final class CurlTransport: ImageDownloading {
             }
             var start: [Transfer] = []
             var progress = true
-            while progress && queue.running < configuration.maximumConnections && !queue.shuttingDown {
+            while progress && queue.running < configuration.maximumConnections && !queue.shuttingDown && !queue.suspended {
                 progress = false
                 for host in queue.hostOrder where queue.running < configuration.maximumConnections {
                     guard queue.runningByHost[host, default: 0] < configuration.maximumConnectionsPerHost,

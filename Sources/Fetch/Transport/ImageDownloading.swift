@@ -8,4 +8,19 @@ import Policy
 public protocol ImageDownloading: Sendable {
     /// The body of a 2xx response that is a complete, non-empty image.
     func download(_ url: ImageURL) async throws(FetchError) -> [UInt8]
+
+    /// Holds downloads that have not started yet (while the user scrolls, say); those running
+    /// go on. The default does nothing.
+    func suspend()
+
+    /// Lets held downloads start. The default does nothing.
+    func resume()
+}
+
+extension ImageDownloading {
+    /// Does nothing: this downloader cannot hold downloads.
+    public func suspend() {}
+
+    /// Does nothing: this downloader cannot hold downloads.
+    public func resume() {}
 }
