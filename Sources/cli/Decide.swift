@@ -68,21 +68,27 @@ struct Decide: AsyncParsableCommand {
         if output != nil && items.count != 1 {
             throw CommandFailure.usage("--output writes one image, but \(item) holds \(items.count) items")
         }
-        let assumed = StaticCacheContents(assuming: cached.reduce(into: CachedVariants()) { $0.insert(CachedVariants($1)) })
-        // Decisions consult the real disk cache, unless --cached says what to assume.
+        // The fetch carries decisions out through the pipeline; decisions consult the real caches
+        // (the pipeline's, else the disk cache's index), unless --cached says what to assume.
         var pipeline: ImagePipeline?
         var transport: CurlTransport?
         if fetch {
             transport = CurlTransport()
             pipeline = ImagePipeline(downloader: transport!, disk: try cache.open())
-        } else if cached.isEmpty, let disk = try cache.openIfPresent() {
-            pipeline = ImagePipeline(downloader: NoDownloads(), disk: disk)
         }
         defer { transport?.shutdown() }
+        let knownCache: any CacheInspecting
+        if !cached.isEmpty {
+            knownCache = StaticCacheContents(assuming: cached.reduce(into: CachedVariants()) { $0.insert(CachedVariants($1)) })
+        } else if let pipeline {
+            knownCache = pipeline
+        } else {
+            knownCache = try cache.openIfPresent() ?? StaticCacheContents.empty
+        }
         var decisions: [Decision] = []
         var output = ""
         for item in items {
-            let cachedVariants = cached.isEmpty ? (pipeline?.cachedVariants(of: item) ?? []) : assumed.cachedVariants(of: item)
+            let cachedVariants = knownCache.cachedVariants(of: item)
             let decision = policy.decide(item, network: state, settings: resolved, cached: cachedVariants)
             decisions.append(decision)
             if explain {
@@ -92,7 +98,7 @@ struct Decide: AsyncParsableCommand {
             }
             if !fetch { output += (json ? jsonLine(decision) : textLine(decision, item: item)) + "\n" }
         }
-        if let pipeline, fetch {
+        if let pipeline {
             let results = await FetchRun(pipeline: pipeline, json: json).run(items: items, decisions: decisions)
             await pipeline.flush()
             output += results.lines.joined()

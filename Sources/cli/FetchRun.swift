@@ -115,10 +115,3 @@ final class Progress: @unchecked Sendable {
         if visible { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }
-
-/// A downloader for a pipeline that only answers "is it cached?": it never downloads.
-struct NoDownloads: ImageDownloading {
-    func download(_ url: ImageURL) async throws(FetchError) -> [UInt8] {
-        throw FetchError(url: url, code: .offline)
-    }
-}
