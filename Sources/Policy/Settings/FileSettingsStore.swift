@@ -91,7 +91,7 @@ public final class FileSettingsStore: SettingsStore {
     }
 
     /// The line of `key` in the file as last read, for error messages.
-    func line(ofKey key: String) -> Int? {
+    public func sourceLine(forKey key: String) -> Int? {
         state.withLock { $0.snapshot?.members.first { $0.key == key }?.value.line }
     }
 

@@ -37,9 +37,16 @@ public protocol SettingsStore: Sendable {
 
     /// The defaults registered so far.
     var registeredDefaults: [String: SettingValue] { get }
+
+    /// The line of `key`'s value in the backing file, for error messages; nil when the store has
+    /// no file or no line for it (the default).
+    func sourceLine(forKey key: String) -> Int?
 }
 
 extension SettingsStore {
+    /// No line: the store is not a file.
+    public func sourceLine(forKey key: String) -> Int? { nil }
+
     /// The stored value for `key`, else its registered default, else nil.
     public func value(forKey key: String) throws(DataFileError) -> SettingValue? {
         try storedValue(forKey: key) ?? registeredDefaults[key]
@@ -88,12 +95,7 @@ extension SettingsStore {
     }
 
     func wrongType(_ key: String, _ value: SettingValue, expected: String) -> DataFileError {
-        DataFileError(.wrongType, source: location, line: lineOfValue(forKey: key),
+        DataFileError(.wrongType, source: location, line: sourceLine(forKey: key),
                       message: "\"\(key)\" holds \(value.typeDescription), expected \(expected)")
-    }
-
-    /// The line of `key`'s value in the backing file, when the store has one.
-    func lineOfValue(forKey key: String) -> Int? {
-        (self as? FileSettingsStore)?.line(ofKey: key)
     }
 }
