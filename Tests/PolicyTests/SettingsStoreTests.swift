@@ -93,11 +93,15 @@ struct SettingsStoreTests {
     }
 
     @Test func anUnwritableFolderIsAWriteError() throws {
-        guard getuid() != 0 else { return }  // root writes anywhere; the check is meaningless then
+        // A regular file where the settings folder should be: no one, root included, can write there.
         let folder = TemporaryFolder()
-        try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: folder.path)
-        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder.path) }
-        #expect(throws: DataFileError.self) { try FileSettingsStore(path: folder.file("s.json")).set(.bool(true), forKey: "a") }
+        try folder.write("not a folder", to: "blocker")
+        let store = FileSettingsStore(path: folder.file("blocker/settings.json"))
+        #expect { try store.set(.bool(true), forKey: "a") } throws: { error in
+            let error = error as? DataFileError
+            return error?.code == .writeFailed && error?.source == store.path
+        }
+        #expect(try folder.read("blocker") == "not a folder")
     }
 
     @Test func defaultPathFollowsXDG() {
