@@ -63,6 +63,18 @@ func fetchAll(_ urls: [ImageURL], with pipeline: ImagePipeline, expecting source
     return elapsed
 }
 
+/// Downloads every URL with `transport`, all requested at once; returns the wall time.
+func downloadAll(_ urls: [ImageURL], with transport: CurlTransport) async -> Duration {
+    let start = ContinuousClock.now
+    let failures = await withTaskGroup(of: Bool.self) { group in
+        for url in urls { group.addTask { (try? await transport.download(url))?.count != 10 * 1024 } }
+        return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+    }
+    let elapsed = ContinuousClock.now - start
+    if failures > 0 { fail("transport: \(failures) of \(urls.count) downloads failed") }
+    return elapsed
+}
+
 /// `curl -s --parallel --parallel-max 8 -K list.cfg`, the whole process timed.
 func curlAll(_ urls: [ImageURL], work: String) throws -> Duration {
     let list = work + "/curl-list.cfg"
@@ -123,13 +135,7 @@ func run(base: String, count: Int, work: String) async throws {
     // of each (the machine is shared: the best round is the least disturbed).
     var raw = Duration.seconds(1000), curl = Duration.seconds(1000), session = Duration.seconds(1000)
     for _ in 0..<3 {
-        let rawStart = ContinuousClock.now
-        let rawFailures = await withTaskGroup(of: Bool.self) { group in
-            for url in urls { group.addTask { (try? await transport.download(url))?.count != 10 * 1024 } }
-            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
-        }
-        raw = min(raw, ContinuousClock.now - rawStart)
-        if rawFailures > 0 { fail("transport: \(rawFailures) failures") }
+        raw = min(raw, await downloadAll(urls, with: transport))
         curl = min(curl, try curlAll(urls, work: work))
         session = min(session, await urlSessionAll(urls))
     }
@@ -177,7 +183,7 @@ func run(base: String, count: Int, work: String) async throws {
     let small: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3, 4]
     for url in indexURLs { try indexCache.store(small, for: url) }
     let reopened = try DiskCache(folder: indexFolder, capacity: 1 << 30)
-    let paths = indexURLs.map { reopenedPath(reopened, $0) }
+    let paths = indexURLs.map { reopened.entryPath(for: $0) }
     var yes = 0
     let lookupStart = ContinuousClock.now
     for url in indexURLs where reopened.containsImage(at: url) { yes += 1 }
@@ -200,19 +206,9 @@ func transportOnly(base: String, count: Int) async {
     configuration.maximumConnectionsPerHost = 8
     let transport = CurlTransport(configuration: configuration)
     let urls = (0..<count).map { ImageURL("\(base)/\($0).png")! }
-    let start = ContinuousClock.now
-    let failures = await withTaskGroup(of: Bool.self) { group in
-        for url in urls { group.addTask { (try? await transport.download(url))?.count != 10 * 1024 } }
-        return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
-    }
-    print("transport: \(count) in \(format(seconds(ContinuousClock.now - start) * 1000)) ms, \(failures) failures")
+    let elapsed = await downloadAll(urls, with: transport)
+    print("transport: \(count) in \(format(seconds(elapsed) * 1000)) ms")
     transport.shutdown()
-}
-
-/// The path of `url`'s entry, computed the way the cache does (for the fileExists comparison).
-func reopenedPath(_ cache: DiskCache, _ url: ImageURL) -> String {
-    let name = Hash128(of: url.absoluteString).description
-    return cache.folder + "/" + name.prefix(2) + "/" + name
 }
 
 let arguments = CommandLine.arguments

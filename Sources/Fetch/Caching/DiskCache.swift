@@ -212,6 +212,11 @@ public final class DiskCache: CacheInspecting {
 
     // MARK: - Files
 
+    /// Where the entry for `url` lives (or would): `folder/ab/ab…`, for tools and comparisons.
+    public func entryPath(for url: ImageURL) -> String {
+        path(for: Hash128(of: url.absoluteString))
+    }
+
     /// `folder/ab/ab…`: the entry's path.
     func path(for key: Hash128) -> String {
         let name = key.description
