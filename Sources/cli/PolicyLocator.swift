@@ -12,14 +12,15 @@ enum PolicyLocator {
         if reference.contains("/") || reference.hasSuffix(".json") {
             return try reporting { try ImagePolicy.load(contentsOf: reference) }
         }
-        for folder in searchFolders() {
+        let folders = searchFolders()
+        for folder in folders {
             let path = folder + "/" + reference + ".json"
             if FileManager.default.fileExists(atPath: path) {
                 return try reporting { try ImagePolicy.load(contentsOf: path) }
             }
         }
         if reference == "default" { return ImagePolicy.default }
-        let known = Set(searchFolders().flatMap { folder in
+        let known = Set(folders.flatMap { folder in
             ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
                 .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }
         } + ["default"]).sorted()
@@ -31,15 +32,16 @@ enum PolicyLocator {
         if let custom = ProcessInfo.processInfo.environment["IMGPOLICY_POLICY_DIR"], !custom.isEmpty {
             folders.append(custom)
         }
-        var folder = (executablePath() as NSString).deletingLastPathComponent
+        let executableFolder = (executablePath() as NSString).deletingLastPathComponent
+        var folder = executableFolder
         for _ in 0...4 {
             let candidate = folder + "/policies"
             if FileManager.default.fileExists(atPath: candidate + "/default.json") { folders.append(candidate) }
             if folder == "/" { break }
             folder = (folder as NSString).deletingLastPathComponent
         }
-        let share = (((executablePath() as NSString).deletingLastPathComponent as NSString)
-            .deletingLastPathComponent as NSString).appendingPathComponent("share/imgpolicy/policies")
+        let share = ((executableFolder as NSString).deletingLastPathComponent as NSString)
+            .appendingPathComponent("share/imgpolicy/policies")
         folders.append(share)
         var seen = Set<String>()
         return folders.filter { seen.insert($0).inserted }

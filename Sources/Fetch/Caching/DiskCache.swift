@@ -197,20 +197,29 @@ public final class DiskCache: CacheInspecting {
         index.withLock { $0 = Index() }
     }
 
-    /// Every entry: its URL (read from its header) and size; damaged entries are skipped.
+    /// Every entry: its URL (read from its header) and size; entries with a damaged header are
+    /// skipped. Only the headers are read.
     public func entries() -> [(url: String, size: Int)] {
         let keys = index.withLock { $0.entries.keys.map { $0 } }
-        return keys.compactMap { key in
-            guard let file = readFile(path(for: key)), file.count >= Self.headerSize, Array(file[0..<8]) == Self.magic else {
-                return nil
-            }
-            let urlLength = file.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: 32, as: UInt32.self).littleEndian) }
-            guard file.count >= Self.headerSize + urlLength else { return nil }
-            return (String(decoding: file[Self.headerSize..<Self.headerSize + urlLength], as: UTF8.self), file.count)
-        }.sorted { $0.url < $1.url }
+        return keys.compactMap { readURL(path(for: $0)) }.sorted { $0.url < $1.url }
     }
 
-    // MARK: - Files
+    /// The URL in the header of the entry at `path`, and the file's size.
+    private func readURL(_ path: String) -> (url: String, size: Int)? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        var header = [UInt8](repeating: 0, count: Self.headerSize)
+        guard header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, Self.headerSize, 0) }) == Self.headerSize,
+              Array(header[0..<8]) == Self.magic else { return nil }
+        let urlLength = header.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: 32, as: UInt32.self).littleEndian) }
+        guard urlLength < 1 << 16, Int(info.st_size) >= Self.headerSize + urlLength else { return nil }
+        var url = [UInt8](repeating: 0, count: urlLength)
+        guard url.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, urlLength, off_t(Self.headerSize)) }) == urlLength else { return nil }
+        return (String(decoding: url, as: UTF8.self), Int(info.st_size))
+    }
 
     /// Where the entry for `url` lives (or would): `folder/ab/ab…`, for tools and comparisons.
     public func entryPath(for url: ImageURL) -> String {
