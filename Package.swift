@@ -12,18 +12,21 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // The decision engine: model, rules, settings, reachability. Standard library and
         // Foundation's essentials only.
-        .target(name: "Policy"),
+        .target(name: "Policy", dependencies: ["Locking"]),
+        // The package's one lock type (pthread-based, visible to ThreadSanitizer); `package` access only.
+        .target(name: "Locking"),
         // Typed wrappers over libcurl (headers: Debian's libcurl4-openssl-dev, installed by scripts/setup.sh).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         // Loading what the policy decided: libcurl transport, memory and disk caches, slots.
-        .target(name: "Fetch", dependencies: ["Policy", "CCurl"]),
+        .target(name: "Fetch", dependencies: ["Policy", "Locking", "CCurl", .product(name: "Logging", package: "swift-log")]),
         // The settings store over Foundation's UserDefaults, kept apart so that `Policy` does not
         // link the whole of Foundation.
-        .target(name: "PolicyUserDefaults", dependencies: ["Policy"]),
+        .target(name: "PolicyUserDefaults", dependencies: ["Policy", "Locking"]),
         // The `imgpolicy` command.
         .executableTarget(
             name: "cli",
@@ -31,6 +34,7 @@ let package = Package(
                 "Policy",
                 "Fetch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // `swift run -c release policy-benchmark`: compiled policy against a hand-written tree.

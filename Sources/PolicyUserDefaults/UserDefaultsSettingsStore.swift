@@ -1,6 +1,6 @@
 import Foundation
 import Policy
-import Synchronization
+import Locking
 
 /// A `SettingsStore` over Foundation's `UserDefaults`: for apps that already keep their settings
 /// there (as the SDWebImage article kept `alwaysDownloadOriginalImage` in `NSUserDefaults`).
@@ -19,7 +19,7 @@ public final class UserDefaultsSettingsStore: SettingsStore, @unchecked Sendable
     private let domain: String
     // Guards the registered defaults (kept here: Foundation on Linux does not list its
     // registration domain).
-    private let registered = Mutex<[String: SettingValue]>([:])
+    private let registered = Locked<[String: SettingValue]>([:])
 
     /// A store over `UserDefaults(suiteName:)`; nil when Foundation refuses the name.
     public convenience init?(suiteName: String) {

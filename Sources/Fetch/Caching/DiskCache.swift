@@ -1,5 +1,5 @@
 import Policy
-import Synchronization
+import Locking
 
 #if canImport(Glibc)
 import Glibc
@@ -41,7 +41,7 @@ public final class DiskCache: CacheInspecting {
     }
 
     // Guards the index.
-    private let index = Mutex(Index())
+    private let index = Locked(Index())
 
     private static let magic: [UInt8] = Array("IMGPC001".utf8)
     private static let headerSize = 8 + 8 + 16 + 4

@@ -1,5 +1,5 @@
 import Policy
-import Synchronization
+import Locking
 
 /// Images in memory, limited by their total size in bytes; the least recently used go first.
 ///
@@ -52,7 +52,7 @@ public final class MemoryCache: CacheInspecting {
     }
 
     // Guards the map, the recency list and the counters.
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates an empty cache holding at most `capacity` bytes (default 64 MiB).
     public init(capacity: Int = 64 << 20) {

@@ -1,6 +1,6 @@
 import Dispatch
 import Policy
-import Synchronization
+import Locking
 
 /// Loads images read-through: memory, then disk (a disk hit is copied into memory), then the
 /// network (a download is written to both). It is also the policy's `CacheInspecting`: "is it
@@ -50,7 +50,7 @@ public final class ImagePipeline: CacheInspecting {
     private let diskWriter = DispatchQueue(label: "imgpolicy.disk-writer")
 
     // Guards the in-flight table and the counters.
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates a pipeline.
     public init(downloader: any ImageDownloading, memory: MemoryCache = MemoryCache(), disk: DiskCache?) {

@@ -1,5 +1,5 @@
 import Policy
-import Synchronization
+import Locking
 
 /// One place on screen that shows one image at a time: a table cell.
 ///
@@ -21,7 +21,7 @@ public final class ImageSlot: Sendable {
     private let loader: ImageLoader
     private let onEvent: @Sendable (SlotEvent) -> Void
     // Guards the current generation and its task; events are delivered while holding it.
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates a slot that reports to `onEvent`.
     public init(loader: ImageLoader, onEvent: @escaping @Sendable (SlotEvent) -> Void) {

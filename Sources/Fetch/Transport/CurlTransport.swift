@@ -1,6 +1,6 @@
 import CCurl
 import Policy
-import Synchronization
+import Locking
 
 #if canImport(Glibc)
 import Glibc
@@ -69,9 +69,9 @@ public final class CurlTransport: ImageDownloading {
     }
 
     // Guards the queue shared between callers and the transport thread.
-    private let queue = Mutex(Queue())
+    private let queue = Locked(Queue())
     private let multi: MultiHandle
-    private let finished = Mutex<Bool>(false)
+    private let finished = Locked<Bool>(false)
 
     private static let globalInit: CURLcode = imgp_global_init()
 

@@ -1,5 +1,6 @@
 import CCurl
 import Policy
+import Locking
 import Synchronization
 
 /// One download: its request, the bytes received so far, and the continuation of the task that
@@ -18,7 +19,7 @@ final class Transfer: @unchecked Sendable {
 
     private let cancelled = Atomic<Bool>(false)
     // Guards the continuation, so that it is resumed once whoever finishes first.
-    private let resumed = Mutex<CheckedContinuation<[UInt8], any Error>?>(nil)
+    private let resumed = Locked<CheckedContinuation<[UInt8], any Error>?>(nil)
 
     init(url: ImageURL, maximumBodySize: Int) {
         self.url = url

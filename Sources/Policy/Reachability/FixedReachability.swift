@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// A reachability provider whose state is whatever it was last set to: the test double, and
 /// what the CLI uses for `--network wifi`.
@@ -15,11 +15,11 @@ public final class FixedReachability: ReachabilityProviding {
     }
 
     // Guards the current state and the open streams.
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Creates a provider reporting `state`.
     public init(_ state: NetworkState) {
-        self.state = Mutex(State(current: state))
+        self.state = Locked(State(current: state))
     }
 
     /// The network state now.

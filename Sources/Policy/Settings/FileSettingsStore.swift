@@ -5,7 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
+import Locking
 
 /// A settings store kept in a JSON file (one object, key → value), safe to share between
 /// processes.
@@ -33,7 +33,7 @@ public final class FileSettingsStore: SettingsStore {
     }
 
     // Guards the parsed snapshot and the registered defaults.
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A store backed by the file at `path`. Nothing is read until a value is asked for.
     public init(path: String) {

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// A settings store that lives in memory only: for tests, previews and `--set` overrides.
 public final class InMemorySettingsStore: SettingsStore {
@@ -7,11 +7,11 @@ public final class InMemorySettingsStore: SettingsStore {
         var defaults: [String: SettingValue] = [:]
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Creates a store holding `values`.
     public init(_ values: [String: SettingValue] = [:]) {
-        state = Mutex(State(values: values))
+        state = Locked(State(values: values))
     }
 
     /// Where the values live, for messages.
