@@ -121,10 +121,10 @@ func run(base: String, count: Int, work: String) async throws {
     var configuration = TransportConfiguration()
     configuration.maximumConnections = 8
     configuration.maximumConnectionsPerHost = 8
-    let transport = CurlTransport(configuration: configuration)
     let cacheFolder = work + "/cache"
-    let pipeline = ImagePipeline(downloader: transport, memory: MemoryCache(capacity: 256 << 20),
-                                 disk: try DiskCache(folder: cacheFolder, capacity: 1 << 30))
+    let disk = try DiskCache(folder: cacheFolder, capacity: 1 << 30)
+    let transport = CurlTransport(configuration: configuration)
+    let pipeline = ImagePipeline(downloader: transport, memory: MemoryCache(capacity: 256 << 20), disk: disk)
     let library = await fetchAll(urls, with: pipeline, expecting: .network)
     let flushStart = ContinuousClock.now
     await pipeline.flush()
@@ -174,7 +174,7 @@ func run(base: String, count: Int, work: String) async throws {
     let hits = ContinuousClock.now - hitStart
     if found != rounds * count { fail("memory cache missed") }
     print("  memory-cache hit: \(format(seconds(hits) / Double(found) * 1e9, 0)) ns per image(for:)")
-    transport.shutdown()
+    await transport.shutdown()
 
     // 6. "Is it cached?" on an index of 100,000 entries, against one FileManager.fileExists call.
     let indexFolder = work + "/index"
@@ -208,7 +208,7 @@ func transportOnly(base: String, count: Int) async {
     let urls = (0..<count).map { ImageURL("\(base)/\($0).png")! }
     let elapsed = await downloadAll(urls, with: transport)
     print("transport: \(count) in \(format(seconds(elapsed) * 1000)) ms")
-    transport.shutdown()
+    await transport.shutdown()
 }
 
 let arguments = CommandLine.arguments
@@ -224,9 +224,11 @@ case "warm" where arguments.count == 5:
     // The warm disk pass alone, for profiling: fetch-benchmark warm BASE-URL COUNT CACHE-DIR
     guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
     do {
-        let pipeline = ImagePipeline(downloader: CurlTransport(), memory: MemoryCache(capacity: 256 << 20),
-                                     disk: try DiskCache(folder: arguments[4], capacity: 1 << 30))
+        let disk = try DiskCache(folder: arguments[4], capacity: 1 << 30)
+        let transport = CurlTransport()
+        let pipeline = ImagePipeline(downloader: transport, memory: MemoryCache(capacity: 256 << 20), disk: disk)
         let elapsed = await fetchAll((0..<count).map { ImageURL("\(arguments[2])/\($0).png")! }, with: pipeline, expecting: .disk)
+        await transport.shutdown()
         print("warm: \(count) in \(format(seconds(elapsed) * 1000)) ms")
     } catch { fail("\(error)") }
 case "run" where arguments.count == 5:

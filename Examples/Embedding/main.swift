@@ -26,4 +26,4 @@ let item = ImageItem(id: "42", original: ImageURL("https://example.com/42.jpg")!
                      thumbnail: ImageURL("https://example.com/42-small.jpg"))
 await slot.load(item).value
 await pipeline.flush()          // disk-cache writes finish in the background
-transport.shutdown()
+await transport.shutdown()

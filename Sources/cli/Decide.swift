@@ -73,10 +73,10 @@ struct Decide: AsyncParsableCommand {
         var pipeline: ImagePipeline?
         var transport: CurlTransport?
         if fetch {
+            let disk = try cache.open()
             transport = CurlTransport()
-            pipeline = ImagePipeline(downloader: transport!, disk: try cache.open())
+            pipeline = ImagePipeline(downloader: transport!, disk: disk)
         }
-        defer { transport?.shutdown() }
         let knownCache: any CacheInspecting
         if !cached.isEmpty {
             knownCache = StaticCacheContents(assuming: cached.reduce(into: CachedVariants()) { $0.insert(CachedVariants($1)) })
@@ -101,6 +101,7 @@ struct Decide: AsyncParsableCommand {
         if let pipeline {
             let results = await FetchRun(pipeline: pipeline, json: json).run(items: items, decisions: decisions)
             await pipeline.flush()
+            await transport?.shutdown()
             output += results.lines.joined()
             FileHandle.standardOutput.write(Data(output.utf8))
             if let path = self.output {

@@ -1,5 +1,7 @@
-import Fetch
+@testable import Fetch
 import Foundation
+import InMemoryLogging
+import Logging
 import Policy
 import Testing
 import TestSupport
@@ -115,32 +117,106 @@ struct CurlTransportTests {
     @Test func aSlowFirstByteRunsIntoTheTotalTimeout() async throws {
         var configuration = TransportConfiguration()
         configuration.totalTimeout = .milliseconds(400)
-        let impatient = CurlTransport(configuration: configuration)
-        defer { impatient.shutdown() }
         server.route("/first-byte", .delayed(0.6, .ok(TestImages.png())))
-        do {
-            _ = try await impatient.download(url("/first-byte"))
-            Issue.record("a response slower than the total timeout was accepted")
-        } catch {
-            guard case .transport(28, _) = error.code else { Issue.record("\(error)"); return }
+        try await CurlTransport.withTransport(configuration: configuration) { impatient in
+            do {
+                _ = try await impatient.download(url("/first-byte"))
+                Issue.record("a response slower than the total timeout was accepted")
+            } catch let error as FetchError {
+                guard case .transport(28, _) = error.code else { Issue.record("\(error)"); return }
+            }
         }
         // The same slow first byte within the default timeout is fine.
         #expect(try await Self.transport.download(url("/first-byte")) == TestImages.png())
     }
 
-    @Test func cancellingTheTaskStopsTheTransferAtOnce() async throws {
-        server.route("/slow", .delayed(3, .ok(TestImages.png())))
-        let started = ContinuousClock.now
-        let task = Task { try await Self.transport.download(url("/slow")) }
-        #expect(await waitUntil { server.hits("/slow") == 1 })
+    /// A transport whose poll never ends by itself (an hour): only a wake-up moves it on, so a
+    /// test that completes proves the wake-up (and hangs into its time limit without it).
+    static func wakeUpOnly(maximumConnections: Int = 8, logger: Logger = .disabled) -> CurlTransport {
+        var configuration = TransportConfiguration()
+        configuration.maximumConnections = maximumConnections
+        return CurlTransport(configuration: configuration, logger: logger, hooks: TransportHooks(pollTimeoutMilliseconds: 3_600_000))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func cancellingTheTaskStopsTheTransferAtOnce() async throws {
+        let transport = Self.wakeUpOnly()
+        server.route("/hang", .hang)
+        let task = Task { try await transport.download(url("/hang")) }
+        #expect(await waitUntil { server.hits("/hang") == 1 && transport.load.running == 1 })
         task.cancel()
-        do {
-            _ = try await task.value
-            Issue.record("a cancelled download returned")
-        } catch let error as FetchError {
-            #expect(error.code == .cancelled)
+        // The server never answers: only the cancellation can end the download.
+        await #expect(throws: FetchError(url: url("/hang"), code: .cancelled)) { try await task.value }
+        #expect(transport.load == (0, 0))
+        await transport.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aCancellationFreesTheConnectionForTheNextTransferAtOnce() async throws {
+        // One connection: a transfer that never ends, and one waiting behind it.
+        let transport = Self.wakeUpOnly(maximumConnections: 1)
+        server.route("/hang", .hang)
+        server.route("/next", .ok(TestImages.png(seed: 7)))
+        let stuck = Task { try await transport.download(url("/hang")) }
+        #expect(await waitUntil { server.hits("/hang") == 1 })
+        async let next = transport.download(url("/next"))
+        #expect(await waitUntil { transport.load == (running: 1, waiting: 1) })
+        stuck.cancel()
+        await #expect(throws: FetchError(url: url("/hang"), code: .cancelled)) { try await stuck.value }
+        // Without the wake-up and the freed slot, this waits for the hour-long poll.
+        #expect(try await next == TestImages.png(seed: 7))
+        await transport.shutdown()
+    }
+
+    @Test func aCompleteBodyIsDeliveredThoughItsWaiterLeftAsItArrived() async throws {
+        let waiter = LockedList<Task<[UInt8], any Error>>()
+        let transport = CurlTransport(configuration: .standard, logger: .disabled,
+                                      hooks: TransportHooks(transferCompleted: { _ in waiter.values.first?.cancel() }))
+        server.route("/arrived", .ok(TestImages.png(seed: 3)))
+        let (go, start) = AsyncStream<Void>.makeStream()
+        let task = Task {
+            for await _ in go { break }
+            return try await transport.download(url("/arrived"))
         }
-        #expect(ContinuousClock.now - started < .seconds(2))
+        waiter.append(task)
+        start.yield()
+        // The task is cancelled between curl's "complete" and the verdict: the image still counts.
+        #expect(try await task.value == TestImages.png(seed: 3))
+        #expect(task.isCancelled)
+        await transport.shutdown()
+    }
+
+    @Test func failedTransfersAndCancellationsAreLogged() async throws {
+        var handler = InMemoryLogHandler()
+        handler.logLevel = .trace
+        let logger = Logger(label: "test") { _ in handler }
+        let transport = Self.wakeUpOnly(logger: logger)
+        server.route("/gone", .status(410))
+        server.route("/hang", .hang)
+        _ = try? await transport.download(url("/gone"))
+        let closed = try TestHTTPServer()
+        let refused = ImageURL(closed.url("/x"))!
+        closed.stop()
+        _ = try? await transport.download(refused)
+        let task = Task { try await transport.download(url("/hang")) }
+        #expect(await waitUntil { server.hits("/hang") == 1 })
+        task.cancel()
+        _ = try? await task.value
+        await transport.shutdown()
+
+        let failures = handler.entries.filter { $0.message == "transfer failed" }
+        #expect(failures.count == 2)
+        #expect(failures.allSatisfy { $0.level == .info })
+        #expect(failures.first?.metadata["url"] == "\(url("/gone"))")
+        #expect(failures.first?.metadata["http.status"] == "410")
+        #expect(failures.first?.metadata["error"] == "HTTP 410 (gone)")
+        #expect(failures.last?.metadata["url"] == "\(refused)")
+        #expect(failures.last?.metadata["curl.code"] == "7")
+        #expect(failures.last?.metadata["http.status"] == nil)
+        let cancellations = handler.entries.filter { $0.message == "transfer cancelled" }
+        #expect(cancellations.count == 1)
+        #expect(cancellations.first?.level == .debug)
+        #expect(cancellations.first?.metadata["url"] == "\(url("/hang"))")
     }
 
     @Test func connectionsAreReused() async throws {

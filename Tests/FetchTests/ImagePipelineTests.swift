@@ -56,7 +56,6 @@ struct ImagePipelineTests {
     @Test func cancellingEveryWaiterStopsTheTransfer() async throws {
         // A transport of its own, so that its count of running transfers is this test's alone.
         let transport = CurlTransport()
-        defer { transport.shutdown() }
         let pipeline = ImagePipeline(downloader: transport, disk: nil)
         server.route("/all", .delayed(1.0, .ok(TestImages.png())))
         let tasks = (0..<3).map { _ in Task { try await pipeline.image(for: url("/all")) } }
@@ -68,6 +67,7 @@ struct ImagePipelineTests {
         // The transfer left the transport too, before the server answered.
         #expect(await waitUntil(timeout: .milliseconds(900)) { transport.load.running == 0 })
         #expect(!pipeline.containsImage(at: url("/all")))
+        await transport.shutdown()
     }
 
     @Test func aFailureIsNotCachedAndTheNextRequestRetries() async throws {
@@ -116,7 +116,6 @@ struct ImagePipelineTests {
 
     @Test func suspendedDownloadsWaitWhileCacheHitsAreServed() async throws {
         let transport = CurlTransport()
-        defer { transport.shutdown() }
         let pipeline = ImagePipeline(downloader: transport, disk: nil)
         server.route("/cached", .ok(TestImages.png(seed: 1)))
         server.route("/held", .ok(TestImages.png(seed: 2)))
@@ -136,11 +135,11 @@ struct ImagePipelineTests {
         #expect(try await held.value.bytes == TestImages.png(seed: 2))
         #expect(server.hits("/held") == 1)
         #expect(server.hits("/dropped") == 0)
+        await transport.shutdown()
     }
 
     @Test func purgeCancelsPrefetchesNobodyWaitsFor() async throws {
         let transport = CurlTransport()
-        defer { transport.shutdown() }
         let pipeline = ImagePipeline(downloader: transport, disk: try DiskCache(folder: folder.path))
         server.route("/pre", .delayed(1.0, .ok(TestImages.png())))
         pipeline.prefetch(url("/pre"))
@@ -152,5 +151,6 @@ struct ImagePipelineTests {
         #expect(await waitUntil(timeout: .milliseconds(900)) { transport.load.running == 0 })
         await pipeline.flush()
         #expect(!pipeline.containsImage(at: url("/pre")))
+        await transport.shutdown()
     }
 }

@@ -15,25 +15,28 @@ struct TLSTests {
     }
 
     @Test func certificatesAreVerifiedByDefault() async throws {
-        let transport = CurlTransport()
-        defer { transport.shutdown(); server.stop() }
-        do {
-            _ = try await transport.download(ImageURL(server.url("/tls.png"))!)
-            Issue.record("a certificate from an unknown CA was accepted")
-        } catch {
-            guard case .transport(let code, let message) = error.code else { Issue.record("\(error)"); return }
-            #expect(code == 60, "\(message)")  // CURLE_PEER_FAILED_VERIFICATION
-            #expect(message.lowercased().contains("certificate"))
+        defer { server.stop() }
+        try await CurlTransport.withTransport { transport in
+            do {
+                _ = try await transport.download(ImageURL(server.url("/tls.png"))!)
+                Issue.record("a certificate from an unknown CA was accepted")
+            } catch let error as FetchError {
+                guard case .transport(let code, let message) = error.code else { Issue.record("\(error)"); return }
+                #expect(code == 60, "\(message)")  // CURLE_PEER_FAILED_VERIFICATION
+                #expect(message.lowercased().contains("certificate"))
+            }
         }
     }
 
     @Test func aTrustedPrivateCAWorksOverHTTP2WithOneConnection() async throws {
+        defer { server.stop() }
         var configuration = TransportConfiguration()
         configuration.certificateAuthorities = server.certificateAuthority
-        let transport = CurlTransport(configuration: configuration)
-        defer { transport.shutdown(); server.stop() }
-        for _ in 0..<10 {
-            #expect(try await transport.download(ImageURL(server.url("/tls.png"))!) == TestImages.png(size: 5000))
+        try await CurlTransport.withTransport(configuration: configuration) { transport in
+            for _ in 0..<10 {
+                let bytes = try await transport.download(ImageURL(server.url("/tls.png"))!)
+                #expect(bytes == TestImages.png(size: 5000))
+            }
         }
         // nginx writes each log line as its request finishes.
         #expect(await waitUntil { server.log().filter { $0.hasSuffix(" /tls.png") }.count == 10 })
@@ -41,5 +44,22 @@ struct TLSTests {
         #expect(lines.allSatisfy { $0.hasPrefix("HTTP/2.0 ") }, "\(lines)")
         // Every request went over one reused connection.
         #expect(Set(lines.map { $0.split(separator: " ")[1] }).count == 1, "\(lines)")
+    }
+
+    @Test func shuttingDownWithATLSTransferInFlightCancelsIt() async throws {
+        defer { server.stop() }
+        var configuration = TransportConfiguration()
+        configuration.certificateAuthorities = server.certificateAuthority
+        let transport = CurlTransport(configuration: configuration)
+        let url = ImageURL(server.url("/tls.png"))!
+        let downloads = (0..<20).map { _ in Task { try await transport.download(url) } }
+        await transport.shutdown()
+        // Each download either finished before the shutdown or was cancelled by it; none hangs.
+        for download in downloads {
+            do { #expect(try await download.value == TestImages.png(size: 5000)) } catch let error as FetchError {
+                #expect(error.code == .cancelled)
+            }
+        }
+        await #expect(throws: FetchError(url: url, code: .cancelled)) { try await transport.download(url) }
     }
 }

@@ -27,6 +27,8 @@ public final class TestHTTPServer: @unchecked Sendable {
         case cutShort(declared: Int, [UInt8])
         /// Reads the request and resets the connection.
         case reset
+        /// Reads the request and never answers; the connection stays open until the client closes it.
+        case hang
         /// Computed per hit (1 for the first).
         case dynamic(@Sendable (Int) -> Response)
     }
@@ -174,6 +176,10 @@ public final class TestHTTPServer: @unchecked Sendable {
         case .reset:
             var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
             setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            return false
+        case .hang:
+            var byte: UInt8 = 0
+            while recv(client, &byte, 1, 0) > 0 {}
             return false
         case .dynamic(let make):
             return respond(make(hit), hit: hit, to: client)

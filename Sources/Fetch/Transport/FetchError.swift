@@ -51,22 +51,25 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// `https://…: HTTP 404 (not found)`, `https://…: connection refused (curl 7)`.
     public var description: String {
-        let what: String
+        "\(url): \(reason)"
+    }
+
+    /// What went wrong, without the URL: `HTTP 404 (not found)`, `connection refused (curl 7)`.
+    public var reason: String {
         switch code {
-        case .cancelled: what = "cancelled"
-        case .httpStatus(let status): what = "HTTP \(status)" + (Self.statusText[status].map { " (\($0))" } ?? "")
-        case .transport(let curlCode, let message): what = "\(message) (curl \(curlCode))"
-        case .tooLarge(let limit): what = "the body is larger than the limit of \(limit) bytes; download stopped"
+        case .cancelled: return "cancelled"
+        case .httpStatus(let status): return "HTTP \(status)" + (Self.statusText[status].map { " (\($0))" } ?? "")
+        case .transport(let curlCode, let message): return "\(message) (curl \(curlCode))"
+        case .tooLarge(let limit): return "the body is larger than the limit of \(limit) bytes; download stopped"
         case .truncated(let expected, let received):
-            what = "the body ended after \(received) of \(expected) bytes (Content-Length)"
-        case .emptyBody: what = "the server sent an empty body"
+            return "the body ended after \(received) of \(expected) bytes (Content-Length)"
+        case .emptyBody: return "the server sent an empty body"
         case .notAnImage(let contentType, let start):
-            what = "not an image: \(contentType.map { "Content-Type \($0), " } ?? "")body starts with \(start)"
-        case .redirectRefused(let message): what = message
-        case .offline: what = "offline and not cached"
-        case .localIO(let message): what = message
+            return "not an image: \(contentType.map { "Content-Type \($0), " } ?? "")body starts with \(start)"
+        case .redirectRefused(let message): return message
+        case .offline: return "offline and not cached"
+        case .localIO(let message): return message
         }
-        return "\(url): \(what)"
     }
 
     private static let statusText: [Int: String] = [

@@ -37,6 +37,9 @@ final class Transfer: @unchecked Sendable {
 
     func markCancelled() { cancelled.store(true, ordering: .releasing) }
 
+    /// Whether the waiting task has not been resumed yet (false also before `setContinuation`).
+    var isUnfinished: Bool { resumed.withLock { $0 != nil } }
+
     func setContinuation(_ continuation: CheckedContinuation<[UInt8], any Error>) {
         resumed.withLock { $0 = continuation }
     }

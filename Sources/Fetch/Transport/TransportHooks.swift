@@ -1,0 +1,16 @@
+import Policy
+
+/// Test points of `CurlTransport`, internal: tests reach them with `@testable import Fetch` to put
+/// the transport in a given state instead of racing the clock.
+struct TransportHooks: Sendable {
+    /// The longest wait in `curl_multi_poll` when no socket, timer or wake-up ends it earlier, in
+    /// milliseconds. A test sets it very large to prove that a wake-up, not the poll's end, moved
+    /// the transport on.
+    var pollTimeoutMilliseconds: Int32 = 1000
+    /// Called on the transport thread when curl reports a transfer complete, before its result is
+    /// worked out: a test cancels the waiter here, at that very instant.
+    var transferCompleted: (@Sendable (ImageURL) -> Void)?
+    /// Whether `deinit` fails an assertion (debug builds) when `shutdown` was never called. A test
+    /// of the release behaviour (the thread still stops) turns it off.
+    var assertsShutdownBeforeDeinit = true
+}
