@@ -4,7 +4,9 @@ import Policy
 /// use their own.
 ///
 /// Thread safety: implementations must be safe to call from any task at once. Cancelling the
-/// calling task must stop the download promptly and throw a `FetchError` with code `.cancelled`.
+/// calling task must stop the download promptly and throw a `FetchError` with code `.cancelled`;
+/// only a body that had fully arrived when the task was cancelled may still be returned (so that
+/// it is cached rather than fetched again).
 public protocol ImageDownloading: Sendable {
     /// The body of a 2xx response that is a complete, non-empty image.
     func download(_ url: ImageURL) async throws(FetchError) -> [UInt8]
