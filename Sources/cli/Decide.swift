@@ -105,7 +105,7 @@ struct Decide: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data(output.utf8))
             if let path = self.output {
                 if let image = results.images.first ?? nil {
-                    try writeAtomically(image.bytes, to: path)
+                    try ImageOutput.write(image.bytes, to: path)
                 } else if results.failure == nil {
                     FileHandle.standardError.write(Data("imgpolicy: nothing written to \(path): the decision is the placeholder\n".utf8))
                 }
@@ -114,19 +114,6 @@ struct Decide: AsyncParsableCommand {
             return
         }
         FileHandle.standardOutput.write(Data(output.utf8))
-    }
-
-    /// Writes `bytes` to `path` through a temporary file and a rename: never half a file.
-    private func writeAtomically(_ bytes: [UInt8], to path: String) throws {
-        let temporary = path + ".tmp-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
-            throw CommandFailure("\(path): cannot write the image (\(String(cString: strerror(errno)).lowercased()))", status: .ioError)
-        }
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno)).lowercased()
-            unlink(temporary)
-            throw CommandFailure("\(path): cannot write the image (\(reason))", status: .ioError)
-        }
     }
 
     /// `--set` values, as (setting position, value).
