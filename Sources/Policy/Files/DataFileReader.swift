@@ -24,6 +24,10 @@ enum DataFileReader {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
+            // A socket cannot be opened at all (ENXIO): say what it is rather than the errno text.
+            if let kind = FileKind(path: path, followingLinks: true), kind != .regular {
+                throw DataFileError(.unreadable, source: path, message: "is \(kind.article), not a regular file")
+            }
             throw DataFileError(code == ENOENT || code == ENOTDIR ? .notFound : .unreadable, source: path,
                                 message: code == ENOENT ? "no such file" : errnoText(code).lowercased())
         }
