@@ -44,10 +44,12 @@ struct CommandFailure: Error {
         CommandFailure(message, status: .usage)
     }
 
-    /// Prints the message (unless it is empty: already reported) and exits with the status.
+    /// Prints the message (unless it is empty: already reported) as one line with its control
+    /// characters escaped, and exits with the status.
     func exit() -> Never {
         guard !message.isEmpty else { Foundation.exit(status.rawValue) }
-        let line = "imgpolicy: " + message.replacingOccurrences(of: "\n", with: " ") + "\n"
+        // Messages quote file contents, names and arguments: escaped, so that they stay one line.
+        let line = "imgpolicy: " + TerminalText.escaped(message) + "\n"
         FileHandle.standardError.write(Data(line.utf8))
         Foundation.exit(status.rawValue)
     }

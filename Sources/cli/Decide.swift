@@ -1,6 +1,7 @@
 import ArgumentParser
 import Fetch
 import Foundation
+import Logging
 import Policy
 
 /// `imgpolicy [decide]`: the decision for each item of an item file.
@@ -48,18 +49,25 @@ struct Decide: AsyncParsableCommand {
 
     @OptionGroup var cache: CacheLocation
 
-    @Option(help: ArgumentHelp("With --fetch and one item: write the image bytes to this file.", valueName: "file"))
+    @Option(help: ArgumentHelp("With --fetch and one item: write the image bytes to this file (a regular file is replaced atomically; a device or FIFO is written to).", valueName: "file"))
     var output: String?
+
+    @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
         if output != nil && !fetch { throw ValidationError("--output needs --fetch") }
     }
 
     func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        // Passed as `logger:` to the library types this command creates.
+        let logger = try logging.logger(environment: environment)
         let policy = try PolicyLocator.load(policy)
+        logger.debug("policy loaded", metadata: ["policy": "\(policy.name)", "rules": "\(policy.rules.count)"])
         let overrides = try parseOverrides(for: policy)
-        let state = try networkState()
+        let provider = try networkProvider(environment: environment)
         let items = try reporting { try ImageItem.load(contentsOf: item) }
+        logger.debug("items read", metadata: ["file": "\(item)", "count": "\(items.count)"])
         let store = settings.store()
         var resolved = try reporting { try policy.resolveSettings(from: store) }
         for (position, value) in overrides {
@@ -85,14 +93,17 @@ struct Decide: AsyncParsableCommand {
         } else {
             knownCache = try cache.openIfPresent() ?? StaticCacheContents.empty
         }
+        // The network state is read here, once; every item is decided with it.
+        let decider = ItemDecider(policy: policy, settings: resolved, cache: knownCache, reachability: provider,
+                                  expensive: expensive, constrained: constrained)
+        logger.info("network state read", metadata: ["network": "\(decider.network)"])
         var decisions: [Decision] = []
         var output = ""
         for item in items {
-            let cachedVariants = knownCache.cachedVariants(of: item)
-            let decision = policy.decide(item, network: state, settings: resolved, cached: cachedVariants)
+            let (decision, input) = decider.decide(item)
             decisions.append(decision)
+            logger.trace("decided", metadata: ["item": "\(item.id ?? item.original.absoluteString)", "decision": "\(decision)"])
             if explain {
-                let input = PolicyInput(network: state, cached: cachedVariants, hasThumbnail: item.thumbnail != nil, settings: resolved)
                 let trace = explanation(policy: policy, input: input, item: item)
                 if json { FileHandle.standardError.write(Data(trace.utf8)) } else { output += trace }
             }
@@ -106,28 +117,16 @@ struct Decide: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data(output.utf8))
             if let path = self.output {
                 if let image = results.images.first ?? nil {
-                    try writeAtomically(image.bytes, to: path)
+                    try ImageOutput.write(image.bytes, to: path)
                 } else if results.failure == nil {
-                    FileHandle.standardError.write(Data("imgpolicy: nothing written to \(path): the decision is the placeholder\n".utf8))
+                    let message = "imgpolicy: nothing written to \(TerminalText.escaped(path)): the decision is the placeholder\n"
+                    FileHandle.standardError.write(Data(message.utf8))
                 }
             }
             if let failure = results.failure { throw failure }
             return
         }
         FileHandle.standardOutput.write(Data(output.utf8))
-    }
-
-    /// Writes `bytes` to `path` through a temporary file and a rename: never half a file.
-    private func writeAtomically(_ bytes: [UInt8], to path: String) throws {
-        let temporary = path + ".tmp-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
-            throw CommandFailure("\(path): cannot write the image (\(String(cString: strerror(errno)).lowercased()))", status: .ioError)
-        }
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno)).lowercased()
-            unlink(temporary)
-            throw CommandFailure("\(path): cannot write the image (\(reason))", status: .ioError)
-        }
     }
 
     /// `--set` values, as (setting position, value).
@@ -149,29 +148,25 @@ struct Decide: AsyncParsableCommand {
         }
     }
 
-    private func networkState() throws -> NetworkState {
-        var state: NetworkState
+    /// Where the network state comes from: --network, then $IMGPOLICY_NETWORK, then detection.
+    /// Nothing is read here; `ItemDecider` reads the provider once.
+    private func networkProvider(environment: [String: String]) throws -> any ReachabilityProviding {
         switch network {
         case .auto:
             do {
-                if let fromEnvironment = try EnvironmentReachability(environment: ProcessInfo.processInfo.environment) {
-                    state = fromEnvironment.currentState
-                } else {
-                    state = LinuxReachability().currentState
-                }
+                if let fromEnvironment = try EnvironmentReachability(environment: environment) { return fromEnvironment }
+                return LinuxReachability()
             } catch {
                 throw CommandFailure.usage(error.description)
             }
         default:
-            state = NetworkState(NetworkKind(rawValue: network.rawValue) ?? .unknown)
+            return FixedReachability(NetworkState(NetworkKind(rawValue: network.rawValue) ?? .unknown))
         }
-        if expensive { state.isExpensive = true }
-        if constrained { state.isConstrained = true }
-        return state
     }
 
+    /// One line: the id and URL come from the item file, the rule and reason from the policy file.
     private func textLine(_ decision: Decision, item: ImageItem) -> String {
-        (item.id.map { "\($0): " } ?? "") + decision.description
+        TerminalText.escaped((item.id.map { "\($0): " } ?? "") + decision.description)
     }
 
     private func jsonLine(_ decision: Decision) -> String {
@@ -183,10 +178,10 @@ struct Decide: AsyncParsableCommand {
         for (position, declaration) in policy.settings.enumerated() {
             settingsText += " \(declaration.key)=\(input.settings.isOn(at: position) ? "on" : "off")"
         }
-        var text = "\(item.id.map { "\($0): " } ?? "")policy \(policy.name), \(input)\(settingsText)\n"
+        var text = TerminalText.escaped("\(item.id.map { "\($0): " } ?? "")policy \(policy.name), \(input)\(settingsText)") + "\n"
         for trace in policy.explain(input) {
             let verdict = trace.mismatch.map { "no: \($0)" } ?? "yes: \(trace.rule.action)"
-            text += "  rule \(trace.index + 1) \(trace.rule.name) [\(trace.rule.condition.summary)] \(verdict)\n"
+            text += "  " + TerminalText.escaped("rule \(trace.index + 1) \(trace.rule.name) [\(trace.rule.condition.summary)] \(verdict)") + "\n"
         }
         return text
     }

@@ -10,10 +10,13 @@ struct Imgpolicy: AsyncParsableCommand {
         abstract: "Decide which image (original, thumbnail, cached, placeholder) to show for an item on the current network.",
         discussion: """
             Exit status: 0 success; 1 a looked-up setting is not set; 64 usage error (unknown flag or \
-            value, unknown setting in --set, a value that is not a boolean, an unknown policy name); \
-            65 bad item, policy or settings file (or a policy whose own cases fail); 66 a file that \
-            does not exist or cannot be read; 69 a download failed (server or network); 74 a local \
-            file or the cache could not be written.
+            value, unknown setting in --set, a value that is not a boolean, an unknown policy name, a \
+            bad IMGPOLICY_NETWORK or IMGPOLICY_LOG_LEVEL); 65 bad item, policy or settings file (or a \
+            policy whose own cases fail; an item URL with credentials, a bad host or port, or longer \
+            than 8 KiB); 66 a file that does not exist, cannot be read, or is not a regular file (a \
+            FIFO, device, socket or folder); 69 a download failed (server or network); 74 a local \
+            file or the cache could not be written (--output: a FIFO nobody reads, a folder, a \
+            socket or a block device).
             """,
         subcommands: [Decide.self, SettingsCommand.self, PolicyCommand.self, NetworkCommand.self, CacheCommand.self],
         defaultSubcommand: Decide.self

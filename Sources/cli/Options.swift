@@ -23,7 +23,9 @@ struct SettingsLocation: ParsableArguments {
     }
 }
 
-/// Writes `text` and a newline to standard output.
+/// Writes `text` and a newline to standard output, with every control character but `\n` and `\t`
+/// escaped (see `TerminalText`); callers escape untrusted parts with `TerminalText.escaped(_:)`
+/// first when they must stay on one line.
 func printLine(_ text: String) {
-    print(text)
+    print(TerminalText.escapedKeepingLayout(text))
 }

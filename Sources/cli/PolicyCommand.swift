@@ -23,17 +23,17 @@ struct PolicyCommand: ParsableCommand {
                     let policy = try PolicyLocator.load(file)
                     let failures = policy.failingCases()
                     if failures.isEmpty {
-                        printLine("\(file): ok (\(policy.rules.count) rules, \(policy.cases.count) cases)")
+                        printLine(TerminalText.escaped("\(file): ok (\(policy.rules.count) rules, \(policy.cases.count) cases)"))
                     } else {
                         for failure in failures {
                             let line = failure.policyCase.line > 0 ? "line \(failure.policyCase.line): " : ""
                             let message = "\(file): \(line)\(failure)"
-                            FileHandle.standardError.write(Data("imgpolicy: \(message)\n".utf8))
+                            FileHandle.standardError.write(Data("imgpolicy: \(TerminalText.escaped(message))\n".utf8))
                         }
                         worst = worst ?? CommandFailure("\(file): \(failures.count) of \(policy.cases.count) cases fail", status: .dataError)
                     }
                 } catch let failure as CommandFailure {
-                    FileHandle.standardError.write(Data("imgpolicy: \(failure.message)\n".utf8))
+                    FileHandle.standardError.write(Data("imgpolicy: \(TerminalText.escaped(failure.message))\n".utf8))
                     if worst == nil || failure.status.rawValue > worst!.status.rawValue { worst = failure }
                 }
             }
@@ -56,7 +56,7 @@ struct PolicyCommand: ParsableCommand {
             if !json {
                 var header = "network   expensive constrained cached              thumbnail"
                 for declaration in policy.settings { header += " \(declaration.key)" }
-                output += header + " -> decision (rule)\n"
+                output += TerminalText.escaped(header + " -> decision (rule)") + "\n"
             }
             for (input, outcome) in policy.truthTable() {
                 let rule = policy.rules[outcome.ruleIndex].name
@@ -82,7 +82,7 @@ struct PolicyCommand: ParsableCommand {
                     for (position, declaration) in policy.settings.enumerated() {
                         line += " " + pad(input.settings.isOn(at: position) ? "on" : "off", declaration.key.count)
                     }
-                    output += line + " -> \(outcome.action) (\(rule))\n"
+                    output += TerminalText.escaped(line + " -> \(outcome.action) (\(rule))") + "\n"
                 }
             }
             FileHandle.standardOutput.write(Data(output.utf8))

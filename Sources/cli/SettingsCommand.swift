@@ -21,9 +21,12 @@ struct SettingsCommand: ParsableCommand {
         func run() throws {
             let policy = try PolicyLocator.load(policy)
             let stored = try reporting { try settings.store().storedValues() }
-            for key in stored.keys.sorted() { printLine("\(key) = \(stored[key]!)") }
+            // Keys and values come from the settings file, names from the policy file: one line each.
+            for (key, value) in stored.sorted(by: { $0.key < $1.key }) {
+                printLine(TerminalText.escaped("\(key) = \(value)"))
+            }
             for declaration in policy.settings where stored[declaration.key] == nil {
-                printLine("\(declaration.key) = \(declaration.defaultValue) (default of policy \(policy.name))")
+                printLine(TerminalText.escaped("\(declaration.key) = \(declaration.defaultValue) (default of policy \(policy.name))"))
             }
         }
     }
@@ -38,7 +41,7 @@ struct SettingsCommand: ParsableCommand {
 
         func run() throws {
             if let value = try reporting({ try settings.store().storedValue(forKey: key) }) {
-                printLine(value.description)
+                printLine(TerminalText.escaped(value.description))
                 return
             }
             let policy = try PolicyLocator.load(policy)

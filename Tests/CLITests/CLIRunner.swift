@@ -3,23 +3,83 @@ import Testing
 import TestSupport
 
 /// Runs the built `imgpolicy` with a private settings folder, so that no test reads or writes the
-/// user's real settings.
+/// user's real settings. A run that has not ended after `deadline` is killed and recorded as a
+/// hang, so that a process that would freeze (a FIFO opened without `O_NONBLOCK`) fails its test
+/// instead of the whole suite.
 struct CLIRunner {
     let home = TemporaryFolder()
 
-    func run(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil) throws -> ProcessResult {
+    /// How long a run may take before it counts as a hang: far beyond any run of the tests.
+    static let deadline: Double = 30
+
+    /// What a finished run printed and how it exited.
+    struct Result: Sendable {
+        /// The exit status (or 128 + signal when it was killed).
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        /// Whether it ended by a signal (a crash, or killed as hung).
+        var crashed: Bool
+    }
+
+    func run(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil) throws -> Result {
         let executable = PackagePaths.executable
         try #require(FileManager.default.isExecutableFile(atPath: executable),
                      "build the package first (swift build): \(executable) is missing")
         var env = ["XDG_CONFIG_HOME": home.file("config"), "HOME": home.path]
         env.merge(environment) { _, new in new }
-        let result = try ProcessResult.run(executable, arguments, environment: env, stdin: stdin.map { Data($0.utf8) },
-                                           workingDirectory: PackagePaths.root)
-        #expect(!result.crashed, "imgpolicy crashed: \(result.stderr)")
+        let (result, hung) = try Self.run(executable, arguments, environment: env, stdin: stdin.map { Data($0.utf8) },
+                                          workingDirectory: PackagePaths.root)
+        #expect(!hung, "imgpolicy \(arguments.joined(separator: " ")) still ran after \(Self.deadline) s and was killed")
+        #expect(hung || !result.crashed, "imgpolicy crashed: \(result.stderr)")
         #expect(!result.stderr.contains("Fatal error"), "\(result.stderr)")
         return result
     }
 
     /// The settings file this runner's commands use by default.
     var settingsPath: String { home.file("config/imgpolicy/settings.json") }
+
+    /// Runs `executable` and waits, killing it after `deadline` seconds; returns whether it was killed.
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String],
+                    stdin: Data?, workingDirectory: String) throws -> (Result, hung: Bool) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "IMGPOLICY_NETWORK")
+        env.removeValue(forKey: "IMGPOLICY_LOG_LEVEL")
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        let ended = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in ended.signal() }
+        try process.run()
+        let killed = LockedList<Bool>()
+        Thread.detachNewThread {
+            if ended.wait(timeout: .now() + deadline) == .timedOut {
+                killed.append(true)
+                kill(process.processIdentifier, SIGKILL)
+            }
+        }
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try input.fileHandleForWriting.close()
+        // Read both pipes at once so that a full pipe cannot block the child.
+        let errors = LockedList<Data>()
+        let errorsRead = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            errors.append(err.fileHandleForReading.readDataToEndOfFile())
+            errorsRead.signal()
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        errorsRead.wait()
+        process.waitUntilExit()
+        let result = Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                                   stderr: String(decoding: errors.values.first ?? Data(), as: UTF8.self),
+                                   crashed: process.terminationReason == .uncaughtSignal)
+        return (result, !killed.values.isEmpty)
+    }
 }

@@ -1,6 +1,9 @@
 import Foundation
+import Logging
+import Policy
 import Testing
 import TestSupport
+@testable import cli
 
 /// The built `imgpolicy` run as a process.
 struct DecideCommandTests {
@@ -86,5 +89,88 @@ struct DecideCommandTests {
         let result = try cli.run(["--network", "offline", "--item", "-"], stdin: #"{"original": "https://a.example/o"}"#)
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("placeholder (rule offline-placeholder"))
+    }
+
+    // MARK: - The network state, once per run
+
+    /// A provider that counts how often its state is read, and changes its answer after the first read.
+    final class CountingReachability: ReachabilityProviding, @unchecked Sendable {
+        // Guards `reads`.
+        private let reads = LockedList<Int>()
+        var readCount: Int { reads.values.count }
+        var currentState: NetworkState {
+            reads.append(1)
+            return NetworkState(reads.values.count == 1 ? .wifi : .cellular)
+        }
+        func stateChanges() -> AsyncStream<NetworkState> { AsyncStream { $0.finish() } }
+    }
+
+    @Test func everyItemOfARunIsDecidedWithOneReadingOfTheNetwork() throws {
+        let reachability = CountingReachability()
+        let policy = ImagePolicy.default
+        let decider = ItemDecider(policy: policy, settings: policy.resolveSettings([:]).settings, cache: StaticCacheContents.empty,
+                                  reachability: reachability, expensive: true)
+        let items = (0..<1_000).map { ImageItem(id: "\($0)", original: ImageURL("https://a.example/\($0)")!, thumbnail: ImageURL("https://a.example/t\($0)")) }
+        let decisions = items.map { decider.decide($0) }
+        #expect(reachability.readCount == 1)
+        #expect(decisions.allSatisfy { $0.input.network == NetworkState(.wifi, isExpensive: true) })
+        #expect(decider.reachability.currentState == NetworkState(.wifi, isExpensive: true))
+    }
+
+    // MARK: - Logging
+
+    @Test func nothingIsLoggedByDefault() throws {
+        let result = try cli.run(["--network", "wifi", "--item", "examples/items.json"])
+        #expect(result.status == 0)
+        #expect(result.stderr.isEmpty)
+    }
+
+    @Test func verboseLogsOneLinePerMessageToStandardError() throws {
+        let info = try cli.run(["--network", "wifi", "--item", "examples/items.json", "-v"])
+        #expect(info.status == 0)
+        #expect(info.stderr.split(separator: "\n") == ["imgpolicy: info: network state read network=wifi"], "\(info.stderr)")
+        let debug = try cli.run(["--network", "wifi", "--item", "examples/items.json", "-vv"])
+        #expect(debug.stderr.contains("imgpolicy: debug: items read count=3 file=examples/items.json\n"), "\(debug.stderr)")
+        let trace = try cli.run(["--network", "wifi", "--item", "examples/items.json", "--verbose", "--verbose", "--verbose"])
+        #expect(trace.stderr.split(separator: "\n").filter { $0.hasPrefix("imgpolicy: trace: decided ") }.count == 3)
+        // The decisions on standard output are the same with or without logging.
+        #expect(trace.stdout == info.stdout)
+    }
+
+    @Test func theLevelCanComeFromTheEnvironment() throws {
+        let result = try cli.run(["--network", "wifi", "--item", "examples/items.json"], environment: ["IMGPOLICY_LOG_LEVEL": "DEBUG"])
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("imgpolicy: debug: items read"))
+        #expect(!result.stderr.contains("trace"))
+        let quiet = try cli.run(["--network", "wifi", "--item", "examples/items.json"], environment: ["IMGPOLICY_LOG_LEVEL": "error"])
+        #expect(quiet.stderr.isEmpty)
+        let flagWins = try cli.run(["--network", "wifi", "--item", "examples/items.json", "-v"], environment: ["IMGPOLICY_LOG_LEVEL": "error"])
+        #expect(flagWins.stderr.contains("imgpolicy: info: "))
+    }
+
+    @Test func aBadLogLevelIsAUsageError() throws {
+        for arguments in [["--network", "wifi", "--item", "examples/item.json"], ["--network", "wifi", "--item", "examples/item.json", "-v"]] {
+            let result = try cli.run(arguments, environment: ["IMGPOLICY_LOG_LEVEL": "loud"])
+            #expect(result.status == 64)
+            #expect(result.stderr == "imgpolicy: IMGPOLICY_LOG_LEVEL=\"loud\" is not a log level (expected one of: trace, debug, info, notice, warning, error, critical)\n")
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
+    @Test func logLinesEscapeControlCharacters() throws {
+        let item = try cli.home.write(#"{"original": "https://a.example/o"}"#, to: "a\u{1B}[2J\nb.json")
+        let result = try cli.run(["--network", "wifi", "--item", item, "-vv"])
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("file=\(cli.home.path)/a\\u{1B}[2J\\u{A}b.json\n"), "\(result.stderr)")
+        #expect(!result.stderr.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
+    }
+
+    @Test func theLogHandlerWritesOneEscapedLineWithSortedMetadata() {
+        let lines = LockedList<String>()
+        var logger = Logger(label: "test") { _ in StandardErrorLogHandler(level: .notice, write: { lines.append($0) }) }
+        logger[metadataKey: "z"] = "last"
+        logger.info("not written")
+        logger.warning("cache write failed\n\u{1B}]0;x\u{7}", metadata: ["path": "/c/e\u{9B}", "a": "1"])
+        #expect(lines.values == [#"imgpolicy: warning: cache write failed\u{A}\u{1B}]0;x\u{7} a=1 path=/c/e\u{9B} z=last"# + "\n"])
     }
 }

@@ -44,6 +44,12 @@ struct ErrorCatalogueTests {
         BadInput("a bad item in an array", "[\n{\"original\": \"https://a/o\"},\n{\"original\": null}\n]", #"line 3: item 2: "original" is missing"#),
         BadInput("unknown key", #"{"original": "https://a/o", "thumb": "https://a/t"}"#, #"unknown key "thumb""#),
         BadInput("trailing garbage", #"{"original": "https://a/o"} x"#, "after the end of the JSON value"),
+        BadInput("credentials in the URL", #"{"original": "https://me:secret@a.example/o"}"#, #""original": the URL holds user information (user:password@ before the host): credentials in URLs are not accepted"#),
+        BadInput("a unicode host", #"{"original": "https://bücher.example/o"}"#, #""original": the host "bücher.example" is not ASCII"#),
+        BadInput("port 99999", #"{"original": "https://a.example:99999/o"}"#, #""original": the port "99999" is not a number from 1 to 65535"#),
+        BadInput("port abc", #"{"original": "https://a.example:abc/o"}"#, #""original": the port "abc" is not a number from 1 to 65535"#),
+        BadInput("a bad IPv6 address", #"{"original": "https://[::g]/o"}"#, #""original": the host [::g] is not a valid IPv6 address"#),
+        BadInput("a URL over 8 KiB", #"{"original": "https://a.example/"# + String(repeating: "x", count: 8192) + #""}"#, "longer than the limit of 8192"),
     ]
 
     let cli = CLIRunner()
@@ -87,7 +93,7 @@ struct ErrorCatalogueTests {
         }
         let folder = try cli.run(["--item", cli.home.path])
         #expect(folder.status == 66)
-        #expect(folder.stderr.contains("is a directory"))
+        #expect(folder.stderr == "imgpolicy: \(cli.home.path): is a directory, not a regular file\n")
     }
 
     @Test func aBadPolicyFileExits65() throws {
@@ -126,6 +132,21 @@ struct ErrorCatalogueTests {
         let result = try cli.run(["settings", "get", "nothing-here"])
         #expect(result.status == 1)
         #expect(result.stderr == "imgpolicy: nothing-here is not set\n")
+    }
+
+    @Test func aNonRegularInputFileExits66() throws {
+        for path in ["/dev/zero", cli.home.path] {
+            let result = try cli.run(["--item", path])
+            #expect(result.status == 66)
+            #expect(result.stderr.hasPrefix("imgpolicy: \(path): is a "))
+            #expect(result.stderr.hasSuffix(", not a regular file\n"))
+        }
+    }
+
+    @Test func aBadLogLevelExits64() throws {
+        let result = try cli.run(["--item", "examples/item.json"], environment: ["IMGPOLICY_LOG_LEVEL": "verbose"])
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("imgpolicy: IMGPOLICY_LOG_LEVEL=\"verbose\" is not a log level"))
     }
 
     @Test func helpExits0() throws {

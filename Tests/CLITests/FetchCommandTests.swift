@@ -70,18 +70,58 @@ struct FetchCommandTests {
         #expect(result.stderr.split(separator: "\n").count == 1)
     }
 
+    /// Holds each request until `parties` requests are in the server at the same moment, then lets
+    /// them all go: a state, not a duration. Requests that arrive one at a time would each wait
+    /// for company that never comes; the first to give up (after `patience`, reached only when
+    /// the loads are serial) records it and the rest no longer wait.
+    ///
+    /// The very first request is answered at once: libcurl (`CURLOPT_PIPEWAIT`) opens no second
+    /// connection to a host until the first one's response shows whether it can multiplex.
+    final class Rendezvous: Sendable {
+        let parties: Int
+        let patience: DispatchTimeInterval = .seconds(20)
+        private let arrivals = LockedList<Int>()
+        private let gaveUp = LockedList<Bool>()
+        private let released = DispatchSemaphore(value: 0)
+
+        init(parties: Int) { self.parties = parties }
+
+        func arrive() {
+            arrivals.append(1)
+            let count = arrivals.values.count - 1
+            if count == 0 { return }
+            if count == parties {
+                for _ in 1..<parties { released.signal() }
+                return
+            }
+            guard count < parties, gaveUp.values.isEmpty else { return }
+            if released.wait(timeout: .now() + patience) == .timedOut { gaveUp.append(true) }
+        }
+
+        /// Whether `parties` requests were ever in the server together.
+        var met: Bool { gaveUp.values.isEmpty && arrivals.values.count > parties }
+    }
+
     @Test func anArrayLoadsConcurrentlyAndReportsInOrder() throws {
-        for n in 0..<12 { server.route("/img\(n).png", .delayed(0.5, .ok(TestImages.png(seed: n)))) }
+        // Four requests held in the server at once prove the loads overlap (the transport runs
+        // up to six per host); one after the other, the first would wait alone and give up.
+        let rendezvous = Rendezvous(parties: 4)
+        for n in 0..<12 {
+            let image = TestImages.png(seed: n)
+            server.route("/img\(n).png", .dynamic { _ in
+                rendezvous.arrive()
+                return .ok(image)
+            })
+        }
         let items = (0..<12).map { #"{"id": "i\#($0)", "original": "\#(server.url("/img\($0).png"))"}"# }
         let path = try cli.home.write("[" + items.joined(separator: ",") + "]", to: "many.json")
-        let started = Date()
         let result = try cli.run(["--network", "wifi", "--item", path, "--fetch", "--cache-dir", cacheDir])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 12)
         for (n, line) in lines.enumerated() { #expect(line.hasPrefix("i\(n): load original from network")) }
-        // Twelve 0.5 s responses: one after the other would take 6 s; several at once, about 1 s.
-        #expect(Date().timeIntervalSince(started) < 4.0)
+        #expect(rendezvous.met, "the loads never overlapped: they ran one after the other")
+        for n in 0..<12 { #expect(server.hits("/img\(n).png") == 1) }
     }
 
     @Test func twoProcessesWritingTheSameKeyLeaveOneWholeEntry() throws {

@@ -16,6 +16,22 @@ struct SettingsCommandTests {
         #expect(try cli.run(["settings", "get", "alwaysDownloadOriginalImage"]).stdout == "false\n")
     }
 
+    /// A settings file that is a symbolic link (a dotfiles checkout) stays a link: its target is
+    /// replaced atomically. A settings path that is a device is never replaced.
+    @Test func aLinkedSettingsFileKeepsItsLinkAndADeviceIsNeverReplaced() throws {
+        let target = try cli.home.write("{\"name\": \"x\"}\n", to: "dotfiles/settings.json")
+        try cli.home.link("config/imgpolicy/settings.json", to: target)
+        #expect(try cli.run(["settings", "set", "alwaysDownloadOriginalImage", "yes"]).status == 0)
+        var info = stat()
+        #expect(lstat(cli.settingsPath, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
+        #expect(try cli.home.read("dotfiles/settings.json").contains("\"alwaysDownloadOriginalImage\": true"))
+        #expect(try cli.home.list("dotfiles") == ["settings.json"])
+        let device = try cli.run(["settings", "set", "a", "1", "--settings", "/dev/null"])
+        #expect(device.status == 66)
+        #expect(device.stderr == "imgpolicy: /dev/null: is a character device, not a regular file\n")
+        #expect(stat("/dev/null", &info) == 0 && info.st_mode & S_IFMT == S_IFCHR)
+    }
+
     /// Two real processes setting different keys at the same moment: no update is lost.
     @Test func twoProcessesSettingDifferentKeysLoseNothing() throws {
         let settings = cli.home.file("shared/settings.json")

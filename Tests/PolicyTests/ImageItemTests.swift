@@ -25,6 +25,11 @@ struct ImageItemTests {
         (#"{"original": "https://x/o", "id": true}"#, #""id" must be a string or an integer"#),
         ("[]", "the array holds no item"),
         ("\"https://x/o\"", "expected an item object or an array of items, found a string"),
+        ("{\n\"original\": \"https://a.example/o\",\n\"thumbnail\": \"https://u:secret@a.example/t\"}",
+         #"i.json: line 3: "thumbnail": the URL holds user information (user:password@ before the host): credentials in URLs are not accepted"#),
+        (#"[{"original": "https://a.example/o"}, {"original": "https://a.example:99999/o"}]"#,
+         #"i.json: line 1: item 2: "original": the port "99999" is not a number from 1 to 65535"#),
+        (#"{"original": "https://exämple.com/o"}"#, #""original": the host "exämple.com" is not ASCII"#),
     ])
     func rejects(_ json: String, _ message: String) {
         do {
@@ -35,7 +40,7 @@ struct ImageItemTests {
         }
     }
 
-    @Test(arguments: ["http://a", "HTTPS://A.example:8443/x?y#z", "https://[::1]:8080/i.png", "https://user@host/p"])
+    @Test(arguments: ["http://a", "HTTPS://A.example:8443/x?y#z", "https://[::1]:8080/i.png", "https://xn--bcher-kva.example/p"])
     func acceptsURL(_ text: String) {
         #expect(ImageURL(text) != nil)
     }

@@ -9,12 +9,25 @@ import Darwin
 /// Replaces a file's content atomically: the bytes go to a temporary file in the same folder,
 /// which is flushed to disk and renamed over the target. A reader sees the old file or the new
 /// one, never half of either; a failure leaves the old file untouched and no temporary behind.
-enum AtomicFileWriter {
-    /// Writes `bytes` to `path`, creating missing parent folders (mode 0700).
-    static func write(_ bytes: [UInt8], to path: String) throws(DataFileError) {
-        let folder = parentFolder(of: path)
-        try makeFolders(folder, for: path)
-        let template = folder + "/." + (path.split(separator: "/").last.map(String.init) ?? "file") + ".tmp-XXXXXX"
+///
+/// Only regular files are ever replaced:
+/// - a directory, FIFO, device or socket at the path is refused (`.writeFailed`, naming its type):
+///   a rename would swap `/dev/null` for a regular file;
+/// - a symbolic link is followed: the file it points to is replaced and the link is kept; a link
+///   to nothing is refused;
+/// - a file that is replaced keeps its permission bits; a new one gets `newFileMode`.
+package enum AtomicFileWriter {
+    /// Writes `bytes` to `path`.
+    ///
+    /// - Parameters:
+    ///   - newFileMode: the permissions of a file that did not exist.
+    ///   - createFolders: create missing parent folders (mode 0700); otherwise a missing folder is an error.
+    package static func write(_ bytes: [UInt8], to path: String, newFileMode: mode_t = 0o644,
+                              createFolders: Bool = true) throws(DataFileError) {
+        let target = try regularTarget(of: path)
+        let folder = parentFolder(of: target.path)
+        if createFolders { try makeFolders(folder, for: path) }
+        let template = folder + "/." + (target.path.split(separator: "/").last.map(String.init) ?? "file") + ".tmp-XXXXXX"
         var templateBytes = Array(template.utf8CString)
         let fd = templateBytes.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { throw failure(path, "cannot create a temporary file: \(errnoText(errno).lowercased())") }
@@ -25,25 +38,55 @@ enum AtomicFileWriter {
         }
         do {
             defer { close(fd) }
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes.withUnsafeBytes { systemWrite(fd, $0.baseAddress! + offset, $0.count - offset) }
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw failure(path, "write failed: \(errnoText(errno).lowercased())")
-                }
-                offset += written
-            }
-            fchmod(fd, 0o644)
+            try writeAll(bytes, to: fd, path: path)
+            fchmod(fd, target.mode ?? newFileMode)
             guard fsync(fd) == 0 else { throw failure(path, "fsync failed: \(errnoText(errno).lowercased())") }
         }
-        guard rename(temporary, path) == 0 else { throw failure(path, "rename failed: \(errnoText(errno).lowercased())") }
+        guard rename(temporary, target.path) == 0 else { throw failure(path, "rename failed: \(errnoText(errno).lowercased())") }
         finished = true
         let folderFD = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if folderFD >= 0 {
             _ = fsync(folderFD)
             close(folderFD)
         }
+    }
+
+    /// Writes all of `bytes` to `fd`, retrying short writes and `EINTR`.
+    package static func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) throws(DataFileError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { systemWrite(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw failure(path, "write failed: \(errnoText(errno).lowercased())")
+            }
+            offset += written
+        }
+    }
+
+    /// The file to replace for `path` (the target of a symbolic link) and its permission bits, nil
+    /// when it does not exist yet; refuses anything that is not a regular file.
+    private static func regularTarget(of path: String) throws(DataFileError) -> (path: String, mode: mode_t?) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            let code = errno
+            if code == ENOENT { return (path, nil) }
+            throw failure(path, errnoText(code).lowercased())
+        }
+        var resolved = path
+        if FileKind(mode: info.st_mode) == .symbolicLink {
+            guard stat(path, &info) == 0 else {
+                throw failure(path, "is a symbolic link to a missing file (\(errnoText(errno).lowercased())); refusing to replace the link")
+            }
+            guard let real = realpath(path, nil) else { throw failure(path, "cannot resolve the symbolic link: \(errnoText(errno).lowercased())") }
+            resolved = String(cString: real)
+            free(real)
+        }
+        let kind = FileKind(mode: info.st_mode)
+        guard kind == .regular else {
+            throw failure(path, "is \(kind?.article ?? "a special file"), not a regular file; refusing to replace it")
+        }
+        return (resolved, info.st_mode & 0o777)
     }
 
     static func parentFolder(of path: String) -> String {

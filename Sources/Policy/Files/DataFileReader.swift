@@ -8,6 +8,12 @@ import Darwin
 
 /// Reads a whole data file (items, policy, settings) with errors that name the file and say
 /// what is wrong, and a size limit so that a huge file cannot exhaust memory.
+///
+/// Only regular files are read. The file is opened with `O_NONBLOCK` (opening a FIFO that has no
+/// writer would otherwise wait forever) and its type is checked with `fstat` on the open
+/// descriptor before any byte is read: a FIFO, directory, device or socket is refused with an
+/// `.unreadable` error naming the file and its type. Standard input (`-`) is read as it is, so
+/// that a pipe still works there.
 enum DataFileReader {
     /// The largest data file read: far above any real item, policy or settings file.
     static let maximumSize = 64 << 20
@@ -15,17 +21,28 @@ enum DataFileReader {
     /// The bytes of `path`; `-` reads standard input.
     static func read(_ path: String) throws(DataFileError) -> [UInt8] {
         if path == "-" { return try readAll(fd: 0, source: "<stdin>") }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
+            // A socket cannot be opened at all (ENXIO): say what it is rather than the errno text.
+            if let kind = FileKind(path: path, followingLinks: true), kind != .regular {
+                throw DataFileError(.unreadable, source: path, message: "is \(kind.article), not a regular file")
+            }
             throw DataFileError(code == ENOENT || code == ENOTDIR ? .notFound : .unreadable, source: path,
                                 message: code == ENOENT ? "no such file" : errnoText(code).lowercased())
         }
         defer { close(fd) }
         var info = stat()
-        if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
-            throw DataFileError(.unreadable, source: path, message: "is a directory, not a file")
+        guard fstat(fd, &info) == 0 else {
+            throw DataFileError(.unreadable, source: path, message: errnoText(errno).lowercased())
         }
+        let kind = FileKind(mode: info.st_mode)
+        guard kind == .regular else {
+            throw DataFileError(.unreadable, source: path, message: "is \(kind?.article ?? "a special file"), not a regular file")
+        }
+        // A regular file never blocks; clear the flag anyway so reads behave as documented.
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
         return try readAll(fd: fd, source: path)
     }
 

@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// The text of the C library's message for `code` (`No such file or directory`).
-func errnoText(_ code: Int32) -> String {
+package func errnoText(_ code: Int32) -> String {
     String(cString: strerror(code))
 }
 

@@ -1,9 +1,30 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// An absolute `http` or `https` URL of an image: the only kind the SDK will ever load.
 ///
-/// Validation is strict and needs no Foundation: a scheme of `http` or `https` (any case), `://`,
-/// a non-empty host, and no white space or control characters anywhere. Relative URLs,
-/// `file://`, `javascript:`, `data:` and the like are rejected.
+/// Validation is strict and needs no Foundation, so that a URL that passes can be fetched and
+/// cached, and one that cannot is refused where it is read (naming the file and key), not at
+/// fetch time:
+/// - a scheme of `http` or `https` (any case), then `://`;
+/// - no user information (`user:password@`): credentials in URLs are refused, never stored;
+/// - a host that is an ASCII host name (labels of letters, digits and `-`, 1–63 characters, not
+///   starting or ending with `-`, 253 characters at most; punycode `xn--` labels are fine), a
+///   dotted IPv4 address, or an IPv6 address in brackets; a name whose last label is all digits
+///   must be a valid IPv4 address;
+/// - an optional port of 1–5 digits, 1–65535;
+/// - at most `maximumLength` bytes, and no white space or control characters anywhere.
+///
+/// Relative URLs, `file://`, `javascript:`, `data:` and the like are rejected.
 public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The longest URL accepted, in UTF-8 bytes (8 KiB, what common servers accept in a request line).
+    public static let maximumLength = 8 << 10
+
     /// The URL exactly as given.
     public let absoluteString: String
 
@@ -13,9 +34,13 @@ public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible 
         absoluteString = text
     }
 
-    /// Why `text` is not an acceptable image URL, or nil when it is.
+    /// Why `text` is not an acceptable image URL, or nil when it is. The message never repeats
+    /// user information (a password) from the URL.
     public static func problem(with text: String) -> String? {
         if text.isEmpty { return "the URL is empty" }
+        if text.utf8.count > maximumLength {
+            return "the URL is \(text.utf8.count) bytes long, longer than the limit of \(maximumLength)"
+        }
         if text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) {
             return "the URL contains white space or control characters"
         }
@@ -31,16 +56,78 @@ public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible 
         let rest = text[text.index(after: colon)...]
         guard rest.hasPrefix("//") else { return "\"\(text)\" has no \"//\" after the scheme" }
         let authority = rest.dropFirst(2).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let hostAndPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
-        let host: Substring
-        if hostAndPort.hasPrefix("[") {
-            guard let close = hostAndPort.firstIndex(of: "]") else { return "\"\(text)\" has an unclosed IPv6 address" }
-            host = hostAndPort[hostAndPort.index(after: hostAndPort.startIndex)..<close]
-        } else {
-            host = hostAndPort.prefix { $0 != ":" }
+        if authority.contains("@") {
+            return "the URL holds user information (user:password@ before the host): credentials in URLs are not accepted"
         }
-        if host.isEmpty { return "\"\(text)\" has no host" }
+        return authorityProblem(authority)
+    }
+
+    /// Why the host and port part is wrong, or nil.
+    private static func authorityProblem(_ authority: Substring) -> String? {
+        let host: Substring
+        let portText: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return "the host has an unclosed IPv6 address" }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if after.isEmpty {
+                portText = nil
+            } else if after.first == ":" {
+                portText = after.dropFirst()
+            } else {
+                return "unexpected text after the IPv6 address"
+            }
+            if host.isEmpty { return "the URL has no host" }
+            guard isIPAddress(host, family: AF_INET6) else { return "the host [\(host)] is not a valid IPv6 address" }
+        } else {
+            if let portColon = authority.firstIndex(of: ":") {
+                host = authority[..<portColon]
+                portText = authority[authority.index(after: portColon)...]
+            } else {
+                host = authority
+                portText = nil
+            }
+            if host.isEmpty { return "the URL has no host" }
+            if let problem = hostNameProblem(host) { return problem }
+        }
+        if let portText {
+            guard !portText.isEmpty, portText.count <= 5, portText.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                  let port = Int(portText), (1...65535).contains(port) else {
+                return "the port \"\(portText)\" is not a number from 1 to 65535"
+            }
+        }
         return nil
+    }
+
+    /// Why `host` is neither an ASCII host name nor an IPv4 address, or nil.
+    private static func hostNameProblem(_ host: Substring) -> String? {
+        guard host.utf8.allSatisfy({ $0 < 0x80 }) else {
+            return "the host \"\(host)\" is not ASCII (write an international name in punycode, xn--…)"
+        }
+        guard host.utf8.count <= 253 else { return "the host is longer than 253 characters" }
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        for label in labels {
+            let bytes = label.utf8
+            let valid = !bytes.isEmpty && bytes.count <= 63 && bytes.first != UInt8(ascii: "-") && bytes.last != UInt8(ascii: "-")
+                && bytes.allSatisfy { isLetterOrDigit($0) || $0 == UInt8(ascii: "-") }
+            guard valid else {
+                return "the host \"\(host)\" is not a valid host name (labels of letters, digits and \"-\", separated by dots)"
+            }
+        }
+        if let last = labels.last, last.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), !isIPAddress(host, family: AF_INET) {
+            return "the host \"\(host)\" is not a valid IPv4 address"
+        }
+        return nil
+    }
+
+    private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+    }
+
+    /// Whether `text` is an address of `family` as `inet_pton` reads it (dotted quad; IPv6 without zone).
+    private static func isIPAddress(_ text: Substring, family: Int32) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 16)
+        return String(text).withCString { inet_pton(family, $0, &buffer) } == 1
     }
 
     /// The URL as given.

@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Policy
+
+/// Writes the image bytes of `--output FILE`.
+///
+/// - A regular file (or a path that does not exist yet) is replaced atomically: temporary file in
+///   the same folder, `fsync`, `rename`. A symbolic link is followed: its target is replaced and
+///   the link kept; a link to nothing is refused. The folder must exist.
+/// - A character device (`/dev/null`, `/dev/stdout` on a terminal) or a FIFO (`/dev/stdout` on a
+///   pipe, `mkfifo`) is written to directly, never replaced. A FIFO is opened with `O_NONBLOCK`:
+///   when no process reads it the open fails at once (exit 74, nothing written) instead of
+///   waiting for a reader forever; once open, the write waits for the reader as `cat > fifo` does.
+/// - A directory, block device or socket is refused (exit 74).
+enum ImageOutput {
+    /// Writes `bytes` to `path`, or throws a failure with exit status 74 naming the path.
+    static func write(_ bytes: [UInt8], to path: String) throws(CommandFailure) {
+        switch FileKind(path: path, followingLinks: true) {
+        case .fifo, .characterDevice:
+            try writeDirectly(bytes, to: path)
+        case .directory, .blockDevice, .socket:
+            let kind = FileKind(path: path, followingLinks: true)?.article ?? "a special file"
+            throw failure(path, "is \(kind); the image can be written to a regular file, a character device or a FIFO")
+        case .regular, .symbolicLink, nil:
+            do {
+                try AtomicFileWriter.write(bytes, to: path, createFolders: false)
+            } catch {
+                throw failure(path, error.message)
+            }
+        }
+    }
+
+    private static func writeDirectly(_ bytes: [UInt8], to path: String) throws(CommandFailure) {
+        let fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            if code == ENXIO { throw failure(path, "is a FIFO that no process reads; start the reader first") }
+            throw failure(path, errnoText(code).lowercased())
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure(path, errnoText(errno).lowercased()) }
+        // Checked again on the descriptor: the path may have been swapped since the first look.
+        guard let kind = FileKind(mode: info.st_mode), kind == .fifo || kind == .characterDevice else {
+            throw failure(path, "changed while it was opened; nothing written")
+        }
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+        do {
+            try AtomicFileWriter.writeAll(bytes, to: fd, path: path)
+        } catch {
+            throw failure(path, error.message)
+        }
+    }
+
+    private static func failure(_ path: String, _ message: String) -> CommandFailure {
+        CommandFailure("\(path): cannot write the image: \(message)", status: .ioError)
+    }
+}

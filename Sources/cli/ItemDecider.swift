@@ -1,0 +1,38 @@
+import Policy
+
+/// Decides every item of one run of the command with one reading of the network state.
+///
+/// Detecting the network (`LinuxReachability.currentState`) costs about half a millisecond and
+/// forty system calls; more importantly, one run must not decide half of its items for Wi-Fi and
+/// the rest for cellular. The provider is read once, when the decider is made; every item is
+/// then decided with that value, which `reachability` also offers, as a `FixedReachability`, to
+/// library types that ask for a provider.
+struct ItemDecider {
+    let policy: ImagePolicy
+    let settings: ResolvedSettings
+    let cache: any CacheInspecting
+    /// The network state of the run.
+    let network: NetworkState
+    /// The same state as a provider, for library types that take one.
+    let reachability: FixedReachability
+
+    /// Reads `reachability.currentState` once (then applies `--expensive` and `--constrained`).
+    init(policy: ImagePolicy, settings: ResolvedSettings, cache: any CacheInspecting,
+         reachability: any ReachabilityProviding, expensive: Bool = false, constrained: Bool = false) {
+        var state = reachability.currentState
+        if expensive { state.isExpensive = true }
+        if constrained { state.isConstrained = true }
+        self.policy = policy
+        self.settings = settings
+        self.cache = cache
+        network = state
+        self.reachability = FixedReachability(state)
+    }
+
+    /// What to show for `item`, with the facts it was decided from (for `--explain`).
+    func decide(_ item: ImageItem) -> (decision: Decision, input: PolicyInput) {
+        let cached = cache.cachedVariants(of: item)
+        let decision = policy.decide(item, network: network, settings: settings, cached: cached)
+        return (decision, PolicyInput(network: network, cached: cached, hasThumbnail: item.thumbnail != nil, settings: settings))
+    }
+}
