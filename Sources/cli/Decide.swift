@@ -82,7 +82,7 @@ struct Decide: AsyncParsableCommand {
         var transport: CurlTransport?
         if fetch {
             let disk = try cache.open()
-            transport = CurlTransport()
+            transport = CurlTransport(logger: logger)
             pipeline = ImagePipeline(downloader: transport!, disk: disk)
         }
         let knownCache: any CacheInspecting
