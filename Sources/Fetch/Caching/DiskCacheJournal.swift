@@ -1,0 +1,286 @@
+import Locking
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The cache's index on disk: an append-only file of 32-byte records ("stored with this size",
+/// "used", "removed"), shared by every process using the folder.
+///
+/// - Opening a cache reads it once (no `stat` per entry), which gives what the folder holds, the
+///   sizes and the access order: least recently used survives restarts.
+/// - A process finds what others appended by reading the new records (one `fstatat` when nothing
+///   changed), so entries written elsewhere become visible to "is it cached?".
+/// - Appends and rewrites hold `flock(LOCK_EX)` on the file; a rewrite (compaction: one record per
+///   entry, in access order) goes through a temporary file and a rename, and other processes
+///   notice the new file and read it whole.
+/// - Every record is untrusted: a record whose marker or check is wrong is skipped; a file whose
+///   header is wrong, or that is not a regular file, is rebuilt from the folder.
+///
+/// Record layout (little-endian): key (16 bytes), size (UInt64), operation (1 byte) and the
+/// marker `IPJ` (3 bytes), a check (UInt32) over the first 28 bytes.
+final class DiskCacheJournal: Sendable {
+    enum Operation: UInt8 {
+        case stored = 1, used = 2, removed = 3
+    }
+
+    struct Record: Equatable {
+        var key: Hash128
+        var size: Int
+        var operation: Operation
+    }
+
+    /// What reading the file found since last time.
+    enum Change {
+        /// Records appended since the last read (maybe none).
+        case appended([Record])
+        /// The file was replaced (or read for the first time): all of its records, or nil when it
+        /// is damaged or empty and the index must be rebuilt from the folder.
+        case replaced([Record]?)
+    }
+
+    static let recordSize = 32
+    static let header: [UInt8] = Array("IMGPOLICY-JOURNAL-1\n".utf8) + [UInt8](repeating: 0, count: 12)
+    /// A journal larger than this (about 2 million records) is not read: it is rebuilt.
+    static let largestSize = 64 << 20
+    private static let marker: UInt32 = 0x004A_5049  // "IPJ" above the operation byte
+
+    private struct State {
+        var fd: Int32 = -1
+        var device: UInt64 = 0
+        var inode: UInt64 = 0
+        /// Where the next read starts; 0 means the file must be read whole.
+        var readOffset = 0
+        /// Records in the file (an estimate between rewrites).
+        var records = 0
+    }
+
+    private let folder: DiskCacheFolder
+    // Guards the descriptor and the read position; held during the journal's own system calls.
+    private let state = Locked(State())
+
+    init(folder: DiskCacheFolder) {
+        self.folder = folder
+    }
+
+    deinit {
+        state.withLock { if $0.fd >= 0 { close($0.fd) } }
+    }
+
+    var path: String { folder.path + "/" + DiskCacheFolder.journalName }
+
+    /// Records in the file, as last read or written.
+    var recordCount: Int { state.withLock { $0.records } }
+
+    // MARK: - Records
+
+    static func encode(_ records: [Record]) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: records.count * recordSize)
+        bytes.withUnsafeMutableBytes { raw in
+            for (position, record) in records.enumerated() {
+                let base = position * recordSize
+                raw.storeBytes(of: record.key.high.littleEndian, toByteOffset: base, as: UInt64.self)
+                raw.storeBytes(of: record.key.low.littleEndian, toByteOffset: base + 8, as: UInt64.self)
+                raw.storeBytes(of: UInt64(max(0, record.size)).littleEndian, toByteOffset: base + 16, as: UInt64.self)
+                let tag = UInt32(record.operation.rawValue) | marker << 8
+                raw.storeBytes(of: tag.littleEndian, toByteOffset: base + 24, as: UInt32.self)
+                let check = self.check(record.key.high, record.key.low, UInt64(max(0, record.size)), tag)
+                raw.storeBytes(of: check.littleEndian, toByteOffset: base + 28, as: UInt32.self)
+            }
+        }
+        return bytes
+    }
+
+    /// The valid records in `raw` (whole records only); damaged ones are skipped.
+    static func decode(_ raw: UnsafeRawBufferPointer) -> [Record] {
+        let count = raw.count / recordSize
+        var records: [Record] = []
+        records.reserveCapacity(count)
+        for position in 0..<count {
+            let base = position * recordSize
+            let high = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: base, as: UInt64.self))
+            let low = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: base + 8, as: UInt64.self))
+            let size = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: base + 16, as: UInt64.self))
+            let tag = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: base + 24, as: UInt32.self))
+            let check = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: base + 28, as: UInt32.self))
+            guard tag >> 8 == marker, let operation = Operation(rawValue: UInt8(truncatingIfNeeded: tag)),
+                  size < 1 << 40, check == self.check(high, low, size, tag) else { continue }
+            records.append(Record(key: Hash128(high: high, low: low), size: Int(size), operation: operation))
+        }
+        return records
+    }
+
+    private static func check(_ high: UInt64, _ low: UInt64, _ size: UInt64, _ tag: UInt32) -> UInt32 {
+        var mixed = high &* 0x9E37_79B9_7F4A_7C15
+        mixed ^= (low &+ 0x632B_E59B_D9B4_E019) &* 0xC2B2_AE3D_27D4_EB4F
+        mixed ^= (size ^ UInt64(tag) << 40) &* 0x1656_67B1_9E37_79F9
+        mixed ^= mixed >> 29
+        return UInt32(truncatingIfNeeded: mixed ^ mixed >> 32)
+    }
+
+    // MARK: - Reading
+
+    /// What changed since the last read: one `fstatat` when nothing did.
+    func readNew() -> Change {
+        state.withLock { state in
+            var info = stat()
+            let present = fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0
+            if state.fd < 0 || !present || UInt64(info.st_ino) != state.inode || UInt64(info.st_dev) != state.device {
+                return .replaced(reopen(&state))
+            }
+            let size = Int(info.st_size)
+            guard size > state.readOffset else { return .appended([]) }
+            guard size <= Self.largestSize else { return .replaced(nil) }
+            let length = (size - state.readOffset) / Self.recordSize * Self.recordSize
+            guard length > 0, let bytes = read(state.fd, from: state.readOffset, length: length) else { return .appended([]) }
+            state.readOffset += length
+            let records = bytes.withUnsafeBytes { Self.decode($0) }
+            state.records += records.count
+            return .appended(records)
+        }
+    }
+
+    /// Opens the file (creating it), and reads it whole: nil when it is new, damaged or too large.
+    private func reopen(_ state: inout State) -> [Record]? {
+        if state.fd >= 0 { close(state.fd) }
+        state = State()
+        var fd = openat(folder.descriptor, DiskCacheFolder.journalName,
+                        O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, folder.fileMode)
+        var info = stat()
+        if fd < 0 || fstat(fd, &info) != 0 || !DiskCacheFolder.isRegular(info) {
+            // A FIFO, a device or a symbolic link under the journal's name: removed, never read.
+            if fd >= 0 { close(fd) }
+            if fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0, !DiskCacheFolder.isFolder(info) {
+                unlinkat(folder.descriptor, DiskCacheFolder.journalName, 0)
+            }
+            fd = openat(folder.descriptor, DiskCacheFolder.journalName,
+                        O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, folder.fileMode)
+            guard fd >= 0, fstat(fd, &info) == 0 else {
+                if fd >= 0 { close(fd) }
+                return nil
+            }
+        }
+        state.fd = fd
+        state.device = UInt64(info.st_dev)
+        state.inode = UInt64(info.st_ino)
+        // A new file gets its header, once, under the lock (another process may be creating it too).
+        guard flock(fd, LOCK_EX) == 0 else { return nil }
+        defer { flock(fd, LOCK_UN) }
+        guard fstat(fd, &info) == 0 else { return nil }
+        if info.st_size == 0 {
+            guard DiskCacheFolder.writeAll(fd, Self.header) == nil else { return nil }
+            state.readOffset = Self.recordSize
+            return nil  // new: the index is built from the folder
+        }
+        let size = Int(info.st_size)
+        guard size >= Self.recordSize, size <= Self.largestSize,
+              let bytes = read(fd, from: 0, length: size / Self.recordSize * Self.recordSize),
+              bytes.prefix(Self.recordSize).elementsEqual(Self.header) else {
+            state.readOffset = max(size, Self.recordSize)
+            return nil
+        }
+        state.readOffset = bytes.count
+        let records = bytes.withUnsafeBytes { Self.decode(UnsafeRawBufferPointer(rebasing: $0[Self.recordSize...])) }
+        state.records = records.count
+        return records
+    }
+
+    private func read(_ fd: Int32, from offset: Int, length: Int) -> [UInt8]? {
+        let bytes = [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
+            var done = 0
+            while done < length {
+                let count = pread(fd, buffer.baseAddress! + done, length - done, off_t(offset + done))
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                done += count
+            }
+            initialized = done
+        }
+        return bytes.count == length ? bytes : nil
+    }
+
+    // MARK: - Writing
+
+    /// Appends `records` under the file's lock. Returns false when it could not.
+    @discardableResult
+    func append(_ records: [Record]) -> Bool {
+        guard !records.isEmpty else { return true }
+        let bytes = Self.encode(records)
+        return state.withLock { state in
+            guard state.fd >= 0 else { return false }
+            guard flock(state.fd, LOCK_EX) == 0 else { return false }
+            defer { flock(state.fd, LOCK_UN) }
+            var info = stat()
+            guard fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0,
+                  UInt64(info.st_ino) == state.inode, UInt64(info.st_dev) == state.device else {
+                return false  // replaced: the next readNew() reads the new file whole
+            }
+            // A record torn by a crash leaves the file unaligned: pad to the next record.
+            let remainder = Int(info.st_size) % Self.recordSize
+            let padding = remainder == 0 ? [] : [UInt8](repeating: 0, count: Self.recordSize - remainder)
+            guard DiskCacheFolder.writeAll(state.fd, padding + bytes) == nil else { return false }
+            return true
+        }
+    }
+
+    /// Replaces the file by one holding `records()` (computed while the file is locked, given the
+    /// records appended since the last read, so that nothing appended meanwhile is lost).
+    func rewrite(_ records: (Change) -> [Record]) throws(DiskCacheError) {
+        try state.withLock { (state: inout State) throws(DiskCacheError) in
+            if state.fd < 0 { _ = reopen(&state) }
+            var locked = state.fd >= 0 && flock(state.fd, LOCK_EX) == 0
+            let oldFD = state.fd
+            defer { if locked { flock(oldFD, LOCK_UN) } }
+            // Read what was appended up to now, under the lock.
+            var info = stat()
+            let change: Change
+            if fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0,
+               UInt64(info.st_ino) == state.inode, UInt64(info.st_dev) == state.device {
+                let length = max(0, (Int(info.st_size) - state.readOffset)) / Self.recordSize * Self.recordSize
+                let bytes = length > 0 && Int(info.st_size) <= Self.largestSize ? read(state.fd, from: state.readOffset, length: length) ?? [] : []
+                change = .appended(bytes.withUnsafeBytes { Self.decode($0) })
+            } else {
+                change = .replaced(nil)
+            }
+            let content = records(change)
+            let temporaryFD: Int32
+            switch folder.openSubfolder(DiskCacheFolder.temporaryFolderName, create: true) {
+            case .success(let fd): temporaryFD = fd
+            case .failure(let error): throw error.cacheError
+            }
+            defer { close(temporaryFD) }
+            let (fd, name) = try folder.createTemporary(in: temporaryFD, prefix: "journal-")
+            let bytes = Self.header + Self.encode(content)
+            if let reason = DiskCacheFolder.writeAll(fd, bytes) {
+                close(fd)
+                unlinkat(temporaryFD, name, 0)
+                throw DiskCacheError(path: path, message: "cannot rewrite the journal: \(reason)")
+            }
+            fchmod(fd, folder.fileMode)
+            guard renameat(temporaryFD, name, folder.descriptor, DiskCacheFolder.journalName) == 0 else {
+                let reason = errnoText()
+                close(fd)
+                unlinkat(temporaryFD, name, 0)
+                throw DiskCacheError(path: path, message: "cannot replace the journal: \(reason)")
+            }
+            // Switch to the new file: a descriptor opened with O_APPEND.
+            close(fd)
+            let newFD = openat(folder.descriptor, DiskCacheFolder.journalName, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard newFD >= 0, fstat(newFD, &info) == 0 else {
+                if newFD >= 0 { close(newFD) }
+                state.readOffset = 0
+                return
+            }
+            if locked { flock(oldFD, LOCK_UN) }
+            locked = false
+            close(oldFD)
+            state.fd = newFD
+            state.device = UInt64(info.st_dev)
+            state.inode = UInt64(info.st_ino)
+            state.readOffset = bytes.count
+            state.records = content.count
+        }
+    }
+}
