@@ -47,7 +47,8 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "PolicyUserDefaults", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["Policy", "TestSupport", "cli"]),
-        .testTarget(name: "FetchTests", dependencies: ["Fetch", "Policy", "TestSupport"]),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch", "Policy", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                                                     .product(name: "InMemoryLogging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]
 )

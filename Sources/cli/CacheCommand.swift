@@ -32,14 +32,24 @@ struct CacheCommand: ParsableCommand {
     }
 
     struct Clear: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove every entry.")
+        static let configuration = CommandConfiguration(
+            abstract: "Remove every entry.",
+            discussion: """
+                Removes only the cache's own files (entries and stale temporaries, never through a \
+                symbolic link). A folder that is not a cache (not empty, no .imgpolicy-cache marker) \
+                is refused (exit 74); so is anything that could not be removed (one line naming it, exit 74).
+                """
+        )
         @OptionGroup var cache: CacheLocation
 
         func run() throws {
             let disk = try cache.open()
-            let count = disk.statistics.count
-            disk.removeAll()
-            printLine("removed \(count) entries from \(disk.folder)")
+            let report = disk.removeAll()
+            printLine("removed \(report.removed) entries from \(disk.folder)")
+            if let first = report.failures.first {
+                let more = report.failures.count > 1 ? " (and \(report.failures.count - 1) more)" : ""
+                throw CommandFailure("\(first.path): \(first.message)\(more)", status: .ioError)
+            }
         }
     }
 }
