@@ -221,6 +221,7 @@ final class DiskCacheJournal: Sendable {
             let remainder = Int(info.st_size) % Self.recordSize
             let padding = remainder == 0 ? [] : [UInt8](repeating: 0, count: Self.recordSize - remainder)
             guard DiskCacheFolder.writeAll(state.fd, padding + bytes) == nil else { return false }
+            state.records += records.count
             return true
         }
     }
