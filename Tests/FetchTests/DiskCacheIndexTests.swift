@@ -151,9 +151,11 @@ struct DiskCacheIndexTests {
         let openBig = try best { _ = try DiskCache(folder: big, capacity: 1 << 34) }
         let openEmpty = try best { _ = try DiskCache(folder: empty) }
         let item = try folder.write(#"{"id": "x", "original": "https://img.example/1.png", "thumbnail": "https://img.example/t.png"}"#, to: "item.json")
+        // IMGPOLICY_CACHE_BENCH_EXECUTABLE: time another build (e.g. .build/release/imgpolicy).
+        let executable = ProcessInfo.processInfo.environment["IMGPOLICY_CACHE_BENCH_EXECUTABLE"] ?? PackagePaths.executable
         func decide(_ cacheDir: String) throws -> Double {
             try best {
-                let result = try ProcessResult.run(PackagePaths.executable, ["--item", item, "--network", "cellular", "--cache-dir", cacheDir],
+                let result = try ProcessResult.run(executable, ["--item", item, "--network", "cellular", "--cache-dir", cacheDir],
                                                    environment: ["HOME": folder.path, "XDG_CONFIG_HOME": folder.file("config")])
                 #expect(result.status == 0)
             }
@@ -164,7 +166,7 @@ struct DiskCacheIndexTests {
         let reads = best { for n in 0..<1_000 { _ = cache.image(for: testURL(n)) } }
         print("""
             open: \(count) entries \(openBig) ms, empty \(openEmpty) ms
-            decision: \(count) entries \(decideBig) ms, empty \(decideEmpty) ms
+            decision (\(executable)): \(count) entries \(decideBig) ms, empty \(decideEmpty) ms
             containsImage hit: \(hits / 10_000 * 1e6) ns; image(for:) hit incl. journal append: \(reads / 1_000 * 1e3) µs
             """)
     }

@@ -202,7 +202,7 @@ struct DiskCacheSafetyTests {
         #expect(fileMode(folder.file("c/.imgpolicy-cache")) & 0o777 == 0o600)
         #expect(fileMode(folder.file("c/journal")) & 0o777 == 0o600)
         #expect(fileMode(folder.file("c")) & 0o777 == 0o700)
-        #expect(fileMode((entry as NSString).deletingLastPathComponent) & 0o777 == 0o700)
+        #expect(fileMode(parentPath(entry)) & 0o777 == 0o700)
         let shared = try DiskCache(folder: folder.file("s"), fileMode: 0o644)
         try shared.store(TestImages.png(), for: testURL(1))
         #expect(fileMode(shared.entryPath(for: testURL(1))) & 0o777 == 0o644)
