@@ -80,49 +80,11 @@ public final class DiskCache: CacheInspecting {
         public var failures: [DiskCacheError]
     }
 
-    private struct Entry {
-        var size: Int
-        var lastUse: UInt64
-    }
-
-    private struct Index {
-        var entries: [Hash128: Entry] = [:]
-        var totalBytes = 0
-        var clock: UInt64 = 0
-
-        mutating func apply(_ record: DiskCacheJournal.Record) {
-            clock += 1
-            switch record.operation {
-            case .stored:
-                if let old = entries.updateValue(Entry(size: record.size, lastUse: clock), forKey: record.key) {
-                    totalBytes -= old.size
-                }
-                totalBytes += record.size
-            case .used:
-                entries[record.key]?.lastUse = clock
-            case .removed:
-                if let old = entries.removeValue(forKey: record.key) { totalBytes -= old.size }
-            }
-        }
-
-        init() {}
-
-        init(_ records: [DiskCacheJournal.Record]) {
-            entries.reserveCapacity(records.count)
-            for record in records { apply(record) }
-        }
-
-        /// One "stored" record per entry, least recently used first.
-        var records: [DiskCacheJournal.Record] {
-            entries.sorted { $0.value.lastUse < $1.value.lastUse }.map { .init(key: $0.key, size: $0.value.size, operation: .stored) }
-        }
-    }
-
     private let layout: DiskCacheFolder
     private let journal: DiskCacheJournal
     private let logger: Logger
     // Guards the index (what the folder holds, sizes, access order).
-    private let index = Locked(Index())
+    private let index = Locked(DiskCacheIndex())
     // Guards the counters.
     private let counts = Locked(Counters())
 
@@ -166,14 +128,14 @@ public final class DiskCache: CacheInspecting {
     /// other processes appended to the journal are read first (one `fstatat` when there are none).
     public func containsImage(at url: ImageURL) -> Bool {
         let key = Hash128(of: url.absoluteString)
-        if index.withLock({ $0.entries[key] != nil }) { return true }
+        if index.withLock({ $0.contains(key) }) { return true }
         refresh()
-        return index.withLock { $0.entries[key] != nil }
+        return index.withLock { $0.contains(key) }
     }
 
     /// Entries and bytes in the index.
     public var statistics: (count: Int, bytes: Int) {
-        index.withLock { ($0.entries.count, $0.totalBytes) }
+        index.withLock { ($0.count, $0.totalBytes) }
     }
 
     /// Failures and clean-ups so far (see `Counters`).
@@ -208,13 +170,8 @@ public final class DiskCache: CacheInspecting {
                 return nil
             }
             let known = index.withLock { index in
-                index.clock += 1
-                if index.entries[key] != nil {
-                    index.entries[key]!.lastUse = index.clock
-                    return true
-                }
-                index.entries[key] = Entry(size: file.count, lastUse: index.clock)
-                index.totalBytes += file.count
+                if index.use(key) { return true }
+                index.store(key, size: file.count)
                 return false
             }
             journal.append([.init(key: key, size: file.count, operation: known ? .used : .stored)])
@@ -259,7 +216,7 @@ public final class DiskCache: CacheInspecting {
             throw error
         }
         let victims: [(key: Hash128, size: Int)] = index.withLock { index in
-            index.apply(.init(key: key, size: size, operation: .stored))
+            index.store(key, size: size)
             return evictionVictims(&index, keeping: key)
         }
         journal.append([.init(key: key, size: size, operation: .stored)] + victims.map { .init(key: $0.key, size: 0, operation: .removed) })
@@ -291,7 +248,7 @@ public final class DiskCache: CacheInspecting {
     /// regular files, are skipped. Only the headers are read; nothing ever blocks.
     public func entries() -> [(url: String, size: Int)] {
         refresh()
-        let keys = index.withLock { Array($0.entries.keys) }
+        let keys = index.withLock { $0.byUse.map(\.key) }
         return keys.compactMap { layout.readHeader($0) }.sorted { $0.url < $1.url }
     }
 
@@ -306,10 +263,11 @@ public final class DiskCache: CacheInspecting {
     private func refresh() {
         switch journal.readNew() {
         case .appended(let records):
-            guard !records.isEmpty else { return }
-            index.withLock { index in for record in records { index.apply(record) } }
+            guard records.count > 0 else { return }
+            index.withLock { index in records.forEach { index.apply($0) } }
         case .replaced(let records?):
-            let fresh = Index(records)
+            var fresh = DiskCacheIndex(capacity: records.count)
+            records.forEach { fresh.apply($0) }
             index.withLock { $0 = fresh }
         case .replaced(nil):
             if let error = rebuildFromFolder() {
@@ -330,7 +288,8 @@ public final class DiskCache: CacheInspecting {
                 }
                 let records = scan.entries.sorted { $0.modified < $1.modified }
                     .map { DiskCacheJournal.Record(key: $0.key, size: $0.size, operation: .stored) }
-                let fresh = Index(records)
+                var fresh = DiskCacheIndex(capacity: records.count)
+                for record in records { fresh.apply(record) }
                 index.withLock { $0 = fresh }
                 return records
             }
@@ -344,13 +303,13 @@ public final class DiskCache: CacheInspecting {
     /// Rewrites the journal (one record per entry, in access order) when it has grown to more than
     /// twice the entries plus 4,096 records.
     private func compactIfNeeded() {
-        let live = index.withLock { $0.entries.count }
+        let live = index.withLock { $0.count }
         guard journal.recordCount > 2 * live + 4096 else { return }
         do {
             try journal.rewrite { change in
                 index.withLock { index in
-                    if case .appended(let records) = change { for record in records { index.apply(record) } }
-                    return index.records
+                    if case .appended(let records) = change { records.forEach { index.apply($0) } }
+                    return index.byUse.map { .init(key: $0.key, size: $0.size, operation: .stored) }
                 }
             }
         } catch {
@@ -359,16 +318,15 @@ public final class DiskCache: CacheInspecting {
         }
     }
 
-    private func evictionVictims(_ index: inout Index, keeping key: Hash128) -> [(key: Hash128, size: Int)] {
+    private func evictionVictims(_ index: inout DiskCacheIndex, keeping key: Hash128) -> [(key: Hash128, size: Int)] {
         let held = counts.withLock { $0.temporaryBytesHeld }
         guard index.totalBytes + held > capacity else { return [] }
         var victims: [(key: Hash128, size: Int)] = []
         let target = capacity / 10 * 9
-        for (victim, entry) in index.entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) where victim != key {
+        for victim in index.byUse where victim.key != key {
             guard index.totalBytes + held > target else { break }
-            index.entries[victim] = nil
-            index.totalBytes -= entry.size
-            victims.append((victim, entry.size))
+            index.remove(victim.key)
+            victims.append(victim)
         }
         return victims
     }
@@ -401,11 +359,7 @@ public final class DiskCache: CacheInspecting {
     }
 
     private func forget(_ key: Hash128, journaled: Bool = false) {
-        let known = index.withLock { index in
-            guard let entry = index.entries.removeValue(forKey: key) else { return false }
-            index.totalBytes -= entry.size
-            return true
-        }
+        let known = index.withLock { $0.remove(key) != nil }
         if known || journaled { journal.append([.init(key: key, size: 0, operation: .removed)]) }
     }
 

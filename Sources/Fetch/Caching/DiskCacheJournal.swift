@@ -35,10 +35,10 @@ final class DiskCacheJournal: Sendable {
     /// What reading the file found since last time.
     enum Change {
         /// Records appended since the last read (maybe none).
-        case appended([Record])
+        case appended(Records)
         /// The file was replaced (or read for the first time): all of its records, or nil when it
         /// is damaged or empty and the index must be rebuilt from the folder.
-        case replaced([Record]?)
+        case replaced(Records?)
     }
 
     static let recordSize = 32
@@ -93,23 +93,29 @@ final class DiskCacheJournal: Sendable {
         return bytes
     }
 
-    /// The valid records in `raw` (whole records only); damaged ones are skipped.
-    static func decode(_ raw: UnsafeRawBufferPointer) -> [Record] {
-        let count = raw.count / recordSize
-        var records: [Record] = []
-        records.reserveCapacity(count)
-        for position in 0..<count {
-            let base = position * recordSize
-            let high = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: base, as: UInt64.self))
-            let low = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: base + 8, as: UInt64.self))
-            let size = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: base + 16, as: UInt64.self))
-            let tag = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: base + 24, as: UInt32.self))
-            let check = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: base + 28, as: UInt32.self))
-            guard tag >> 8 == marker, let operation = Operation(rawValue: UInt8(truncatingIfNeeded: tag)),
-                  size < 1 << 40, check == self.check(high, low, size, tag) else { continue }
-            records.append(Record(key: Hash128(high: high, low: low), size: Int(size), operation: operation))
+    /// Whole records read from the file, decoded as they are visited: damaged ones are skipped.
+    struct Records {
+        let bytes: [UInt8]
+
+        /// Records held (damaged ones included).
+        var count: Int { bytes.count / DiskCacheJournal.recordSize }
+
+        /// Calls `body` with each valid record, in order.
+        func forEach(_ body: (Record) -> Void) {
+            bytes.withUnsafeBytes { raw in
+                for position in 0..<count {
+                    let base = position * DiskCacheJournal.recordSize
+                    let high = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: base, as: UInt64.self))
+                    let low = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: base + 8, as: UInt64.self))
+                    let size = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: base + 16, as: UInt64.self))
+                    let tag = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: base + 24, as: UInt32.self))
+                    let check = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: base + 28, as: UInt32.self))
+                    guard tag >> 8 == marker, let operation = Operation(rawValue: UInt8(truncatingIfNeeded: tag)),
+                          size < 1 << 40, check == DiskCacheJournal.check(high, low, size, tag) else { continue }
+                    body(Record(key: Hash128(high: high, low: low), size: Int(size), operation: operation))
+                }
+            }
         }
-        return records
     }
 
     private static func check(_ high: UInt64, _ low: UInt64, _ size: UInt64, _ tag: UInt32) -> UInt32 {
@@ -131,19 +137,19 @@ final class DiskCacheJournal: Sendable {
                 return .replaced(reopen(&state))
             }
             let size = Int(info.st_size)
-            guard size > state.readOffset else { return .appended([]) }
+            guard size > state.readOffset else { return .appended(Records(bytes: [])) }
             guard size <= Self.largestSize else { return .replaced(nil) }
             let length = (size - state.readOffset) / Self.recordSize * Self.recordSize
-            guard length > 0, let bytes = read(state.fd, from: state.readOffset, length: length) else { return .appended([]) }
+            guard length > 0, let bytes = read(state.fd, from: state.readOffset, length: length) else { return .appended(Records(bytes: [])) }
             state.readOffset += length
-            let records = bytes.withUnsafeBytes { Self.decode($0) }
+            let records = Records(bytes: bytes)
             state.records += records.count
             return .appended(records)
         }
     }
 
     /// Opens the file (creating it), and reads it whole: nil when it is new, damaged or too large.
-    private func reopen(_ state: inout State) -> [Record]? {
+    private func reopen(_ state: inout State) -> Records? {
         if state.fd >= 0 { close(state.fd) }
         state = State()
         var fd = openat(folder.descriptor, DiskCacheFolder.journalName,
@@ -182,7 +188,7 @@ final class DiskCacheJournal: Sendable {
             return nil
         }
         state.readOffset = bytes.count
-        let records = bytes.withUnsafeBytes { Self.decode(UnsafeRawBufferPointer(rebasing: $0[Self.recordSize...])) }
+        let records = Records(bytes: Array(bytes[Self.recordSize...]))
         state.records = records.count
         return records
     }
@@ -241,7 +247,7 @@ final class DiskCacheJournal: Sendable {
                UInt64(info.st_ino) == state.inode, UInt64(info.st_dev) == state.device {
                 let length = max(0, (Int(info.st_size) - state.readOffset)) / Self.recordSize * Self.recordSize
                 let bytes = length > 0 && Int(info.st_size) <= Self.largestSize ? read(state.fd, from: state.readOffset, length: length) ?? [] : []
-                change = .appended(bytes.withUnsafeBytes { Self.decode($0) })
+                change = .appended(Records(bytes: bytes))
             } else {
                 change = .replaced(nil)
             }
