@@ -54,7 +54,7 @@ struct DiskCacheIndexTests {
         #expect(try DiskCache(folder: folder.path).statistics.count == 49)
     }
 
-    @Test(arguments: ["garbage", "empty", "missing", "fifo", "torn"])
+    @Test(arguments: ["garbage", "empty", "missing", "fifo", "torn", "table"])
     func aDamagedOrMissingJournalIsRebuiltFromTheFolder(_ damage: String) throws {
         let folder = TemporaryFolder()
         let cache = try DiskCache(folder: folder.path)
@@ -67,6 +67,14 @@ struct DiskCacheIndexTests {
         case "fifo":
             try FileManager.default.removeItem(atPath: journal)
             #expect(mkfifo(journal, 0o600) == 0)
+        case "table":
+            // A damaged record in the stored table: the table is rebuilt from its valid records.
+            try FileManager.default.removeItem(atPath: journal)
+            _ = try DiskCache(folder: folder.path)  // writes the table of the 5 entries
+            var file = try bytes(at: journal)
+            let slot = try #require(stride(from: 32, to: file.count, by: 32).first { file[$0..<$0 + 32].contains { $0 != 0 } })
+            file[slot] ^= 0xFF
+            try Data(file).write(to: URL(fileURLWithPath: journal))
         default:
             // A record torn by a crash, then records appended after it stay readable.
             let handle = try #require(FileHandle(forWritingAtPath: journal))
@@ -75,11 +83,13 @@ struct DiskCacheIndexTests {
             try handle.close()
             try cache.store(TestImages.png(size: 100, seed: 5), for: testURL(5))
         }
-        let expected = damage == "torn" ? 6 : 5
+        let expected = damage == "torn" ? 6 : damage == "table" ? 4 : 5
         let result = LockedList<Int>()
         #expect(completes { result.append((try? DiskCache(folder: folder.path).statistics.count) ?? -1) })
         #expect(result.values == [expected])
-        #expect(try DiskCache(folder: folder.path).image(for: testURL(3)) == TestImages.png(size: 100, seed: 3))
+        let reopened = try DiskCache(folder: folder.path)
+        let readable = (0..<5).filter { reopened.image(for: testURL($0)) == TestImages.png(size: 100, seed: $0) }
+        #expect(readable.count == 5)  // every entry file is still there, and read (and indexed again) when asked for
     }
 
     @Test func theJournalIsCompactedAndKeepsTheAccessOrder() throws {
@@ -91,7 +101,7 @@ struct DiskCacheIndexTests {
         #expect(grown > 4_096 * 32)
         try cache.store(TestImages.png(size: 100), for: testURL(9))  // a write compacts
         let compacted = try FileManager.default.attributesOfItem(atPath: folder.file("journal"))[.size] as? Int ?? 0
-        #expect(compacted == 32 * 5)  // the header and one record per entry
+        #expect(compacted == 32 * (1 + 16))  // the header and the table: 16 slots for 4 entries
         let reopened = try DiskCache(folder: folder.path, capacity: 30_500)
         try reopened.store(image(3), for: testURL(3))
         #expect(!reopened.containsImage(at: testURL(1)))   // the least recently used, still

@@ -265,15 +265,29 @@ public final class DiskCache: CacheInspecting {
         case .appended(let records):
             guard records.count > 0 else { return }
             index.withLock { index in records.forEach { index.apply($0) } }
-        case .replaced(let records?):
-            var fresh = DiskCacheIndex(capacity: records.count)
-            records.forEach { fresh.apply($0) }
+        case .replaced(let snapshot?):
+            let fresh = Self.index(from: snapshot)
             index.withLock { $0 = fresh }
         case .replaced(nil):
             if let error = rebuildFromFolder() {
                 logger.error("disk cache: cannot write the journal", metadata: ["path": "\(error.path)", "error": "\(error.message)"])
             }
         }
+    }
+
+    /// The index of a journal file: its table as stored when it passes the checks (one
+    /// sequential pass), else rebuilt from its valid entries; then the records after it.
+    private static func index(from snapshot: DiskCacheJournal.Snapshot) -> DiskCacheIndex {
+        var index = snapshot.withTable { table in
+            if let stored = DiskCacheIndex(table: table, slotCount: snapshot.slotCount, seed: snapshot.seed) { return stored }
+            var entries: [(key: Hash128, size: Int, rank: UInt64)] = []
+            for position in 0..<snapshot.slotCount {
+                if let entry = DiskCacheJournal.tableEntry(table, at: position) { entries.append(entry) }
+            }
+            return DiskCacheIndex(compacting: entries.sorted { $0.rank < $1.rank }.map { ($0.key, $0.size) })
+        }
+        snapshot.tail.forEach { index.apply($0) }
+        return index
     }
 
     /// Indexes the folder by listing it (one `fstatat` per entry: only when the journal is new,
@@ -286,12 +300,9 @@ public final class DiskCache: CacheInspecting {
                 for problem in scan.problems {
                     logger.warning("disk cache: skipped", metadata: ["path": "\(problem.path)", "error": "\(problem.message)"])
                 }
-                let records = scan.entries.sorted { $0.modified < $1.modified }
-                    .map { DiskCacheJournal.Record(key: $0.key, size: $0.size, operation: .stored) }
-                var fresh = DiskCacheIndex(capacity: records.count)
-                for record in records { fresh.apply(record) }
+                let fresh = DiskCacheIndex(compacting: scan.entries.sorted { $0.modified < $1.modified }.map { ($0.key, $0.size) })
                 index.withLock { $0 = fresh }
-                return records
+                return fresh
             }
             return nil
         } catch {
@@ -300,16 +311,17 @@ public final class DiskCache: CacheInspecting {
         }
     }
 
-    /// Rewrites the journal (one record per entry, in access order) when it has grown to more than
-    /// twice the entries plus 4,096 records.
+    /// Rewrites the journal (the index's table, records of use as ranks) when more than 4,096
+    /// records plus an eighth of the entries were appended after its table.
     private func compactIfNeeded() {
         let live = index.withLock { $0.count }
-        guard journal.recordCount > 2 * live + 4096 else { return }
+        guard journal.recordCount > 4096 + live / 8 else { return }
         do {
             try journal.rewrite { change in
                 index.withLock { index in
                     if case .appended(let records) = change { records.forEach { index.apply($0) } }
-                    return index.byUse.map { .init(key: $0.key, size: $0.size, operation: .stored) }
+                    index = DiskCacheIndex(compacting: index.byUse)
+                    return index
                 }
             }
         } catch {

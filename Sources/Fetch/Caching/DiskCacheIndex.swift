@@ -1,10 +1,12 @@
 /// What the folder holds, in memory: each entry's size and last use, and the total.
 ///
 /// An open-addressing table (linear probing, backward-shift removal) keyed by the entry's
-/// `Hash128`, whose bits are already uniform: no `Hasher` pass per key, so that building the index
-/// of 100,000 entries when a cache opens costs about a millisecond. The probe position is mixed with a
-/// per-process random seed, so that keys chosen by someone who can write the journal cannot make
-/// every key collide.
+/// `Hash128`. The journal stores this very table when it is compacted (`encodedTable`), so that
+/// opening a cache copies it back in one sequential pass (`init(table:)`) instead of inserting
+/// every entry. The probe position is mixed with a random seed chosen at each compaction; a
+/// stored table is checked as it is loaded (records, probe distances, no gaps in a probe run),
+/// and one that fails is rebuilt entry by entry, so that a journal written by someone else can
+/// cost time but never a wrong answer for what was checked.
 struct DiskCacheIndex {
     struct Entry {
         var size: Int
@@ -21,7 +23,8 @@ struct DiskCacheIndex {
 
     private var slots: [Slot]
     private var mask: Int
-    private let seed = UInt64.random(in: .min ... .max)
+    /// Mixed into every probe position; stored with the table in the journal.
+    let seed: UInt64
     /// Entries held.
     private(set) var count = 0
     /// Bytes of all entries.
@@ -29,12 +32,78 @@ struct DiskCacheIndex {
     /// The last use stamp given out; every operation takes the next.
     private(set) var clock: UInt64 = 0
 
-    init(capacity: Int = 0) {
+    init(capacity: Int = 0, seed: UInt64 = .random(in: .min ... .max)) {
         var size = 16
         while size < capacity * 2 { size <<= 1 }
         slots = Array(repeating: Slot(), count: size)
         mask = size - 1
+        self.seed = seed
     }
+
+    /// The longest probe run a loaded table may have.
+    static let longestProbe = 64
+
+    /// A table as `encodedTable()` wrote it (`slotCount` records of 32 bytes, a power of two),
+    /// or nil when anything in it is wrong: a damaged record, a probe run longer than
+    /// `longestProbe` or with a gap, a duplicate key.
+    init?(table raw: UnsafeRawBufferPointer, slotCount: Int, seed: UInt64) {
+        guard slotCount >= 16, slotCount.nonzeroBitCount == 1, raw.count >= slotCount * DiskCacheJournal.recordSize else { return nil }
+        self.seed = seed
+        mask = slotCount - 1
+        var valid = true
+        var count = 0, totalBytes = 0
+        var clock: UInt64 = 0
+        slots = [Slot](unsafeUninitializedCapacity: slotCount) { buffer, initialized in
+            for position in 0..<slotCount {
+                if let entry = DiskCacheJournal.tableEntry(raw, at: position) {
+                    buffer[position] = Slot(high: entry.key.high, low: entry.key.low, size: entry.size, lastUse: entry.rank)
+                    count += 1
+                    totalBytes += entry.size
+                    clock = max(clock, entry.rank)
+                } else {
+                    buffer[position] = Slot()
+                    if !DiskCacheJournal.isEmptyRecord(raw, at: position) { valid = false }
+                }
+            }
+            initialized = slotCount
+        }
+        self.count = count
+        self.totalBytes = totalBytes
+        self.clock = clock
+        guard valid, count * 4 <= slotCount * 3 else { return nil }
+        // Every member must be reachable from its home: a short run with no gap, and no key twice.
+        for position in 0..<slotCount where slots[position].lastUse != 0 {
+            let distance = (position - home(slots[position].high, slots[position].low)) & mask
+            guard distance <= Self.longestProbe else { return nil }
+            if distance > 0 && slots[(position - 1) & mask].lastUse == 0 { return nil }
+            let key = Hash128(high: slots[position].high, low: slots[position].low)
+            guard find(key).position == position else { return nil }
+        }
+    }
+
+    /// A new table of `entries` (least recently used first), sized for them, with a new seed.
+    init(compacting entries: [(key: Hash128, size: Int)]) {
+        self.init(capacity: entries.count)
+        for entry in entries { store(entry.key, size: entry.size) }
+    }
+
+    /// The table as journal records (`DiskCacheJournal.tableRecord`), empty slots as zeros;
+    /// the order of use is kept as ranks.
+    func encodedTable() -> [UInt8] {
+        let byUse = slots.indices.filter { slots[$0].lastUse != 0 }.sorted { slots[$0].lastUse < slots[$1].lastUse }
+        var bytes = [UInt8](repeating: 0, count: slots.count * DiskCacheJournal.recordSize)
+        bytes.withUnsafeMutableBytes { raw in
+            for (rank, position) in byUse.enumerated() {
+                let slot = slots[position]
+                DiskCacheJournal.storeTableEntry(into: raw, at: position, key: Hash128(high: slot.high, low: slot.low),
+                                                 size: slot.size, rank: UInt64(rank + 1))
+            }
+        }
+        return bytes
+    }
+
+    /// Slots in the table.
+    var slotCount: Int { slots.count }
 
     // MARK: - Queries
 

@@ -19,8 +19,13 @@ import Darwin
 /// - Every record is untrusted: a record whose marker or check is wrong is skipped; a file whose
 ///   header is wrong, or that is not a regular file, is rebuilt from the folder.
 ///
-/// Record layout (little-endian): key (16 bytes), size (UInt64), operation (1 byte) and the
-/// marker `IPJ` (3 bytes), a check (UInt32) over the first 28 bytes.
+/// Layout: a 32-byte header (`IMGPOLICY-JOURNAL-2\n`, the table's slot count as UInt32, its seed
+/// as UInt64), the index's table as of the last compaction (`DiskCacheIndex.encodedTable()`: one
+/// record per slot, zeros for an empty one), then the records appended since.
+///
+/// Record layout (little-endian): key (16 bytes), size (UInt64; in a table record, the size in the
+/// low 40 bits and the rank of use above), operation (1 byte: 1 stored, 2 used, 3 removed,
+/// 4 table entry) and the marker `IPJ` (3 bytes), a check (UInt32) over the first 28 bytes.
 final class DiskCacheJournal: Sendable {
     enum Operation: UInt8 {
         case stored = 1, used = 2, removed = 3
@@ -32,17 +37,85 @@ final class DiskCacheJournal: Sendable {
         var operation: Operation
     }
 
+    /// A whole file: its table and the records after it.
+    struct Snapshot {
+        /// The whole file.
+        let bytes: [UInt8]
+        let slotCount: Int
+        let seed: UInt64
+        /// The records after the table.
+        let tail: Records
+
+        /// The table's bytes.
+        func withTable<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+            let size = DiskCacheJournal.recordSize
+            return bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[size..<size + slotCount * size])) }
+        }
+    }
+
     /// What reading the file found since last time.
     enum Change {
         /// Records appended since the last read (maybe none).
         case appended(Records)
-        /// The file was replaced (or read for the first time): all of its records, or nil when it
-        /// is damaged or empty and the index must be rebuilt from the folder.
-        case replaced(Records?)
+        /// The file was replaced (or read for the first time): all of it, or nil when it is
+        /// damaged or new and the index must be rebuilt from the folder.
+        case replaced(Snapshot?)
     }
 
     static let recordSize = 32
-    static let header: [UInt8] = Array("IMGPOLICY-JOURNAL-1\n".utf8) + [UInt8](repeating: 0, count: 12)
+    private static let magic: [UInt8] = Array("IMGPOLICY-JOURNAL-2\n".utf8)
+    /// The largest table (2 million slots, 64 MiB).
+    static let largestTable = 1 << 21
+
+    /// The header of a file whose table has `slotCount` slots and `seed`.
+    static func header(slotCount: Int, seed: UInt64) -> [UInt8] {
+        var bytes = magic
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: slotCount).littleEndian) { bytes += $0 }
+        withUnsafeBytes(of: seed.littleEndian) { bytes += $0 }
+        return bytes
+    }
+
+    /// The slot count and seed in a header, if it is one.
+    static func parseHeader(_ raw: UnsafeRawBufferPointer) -> (slotCount: Int, seed: UInt64)? {
+        guard raw.count >= recordSize, raw.prefix(magic.count).elementsEqual(magic) else { return nil }
+        let slotCount = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
+        guard slotCount == 0 || (slotCount.nonzeroBitCount == 1 && slotCount <= largestTable) else { return nil }
+        return (slotCount, UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self)))
+    }
+
+    private static let tableTag = UInt32(4) | marker << 8
+    private static let rankShift: UInt64 = 40
+
+    /// The table entry in slot `position`, if it is a valid one.
+    static func tableEntry(_ raw: UnsafeRawBufferPointer, at position: Int) -> (key: Hash128, size: Int, rank: UInt64)? {
+        let base = position * recordSize
+        let tag = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: base + 24, as: UInt32.self))
+        guard tag == tableTag else { return nil }
+        let high = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: base, as: UInt64.self))
+        let low = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: base + 8, as: UInt64.self))
+        let packed = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: base + 16, as: UInt64.self))
+        let check = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: base + 28, as: UInt32.self))
+        let rank = packed >> rankShift
+        guard rank > 0, check == self.check(high, low, packed, tag) else { return nil }
+        return (Hash128(high: high, low: low), Int(packed & (1 << rankShift - 1)), rank)
+    }
+
+    /// Whether slot `position` is all zeros (an empty slot).
+    static func isEmptyRecord(_ raw: UnsafeRawBufferPointer, at position: Int) -> Bool {
+        let base = position * recordSize
+        return (0..<4).allSatisfy { raw.loadUnaligned(fromByteOffset: base + $0 * 8, as: UInt64.self) == 0 }
+    }
+
+    /// Writes a table entry into slot `position` (a rank above 2^24 - 1 is kept at that).
+    static func storeTableEntry(into raw: UnsafeMutableRawBufferPointer, at position: Int, key: Hash128, size: Int, rank: UInt64) {
+        let base = position * recordSize
+        let packed = UInt64(min(max(0, size), 1 << 40 - 1)) | min(rank, 1 << 24 - 1) << rankShift
+        raw.storeBytes(of: key.high.littleEndian, toByteOffset: base, as: UInt64.self)
+        raw.storeBytes(of: key.low.littleEndian, toByteOffset: base + 8, as: UInt64.self)
+        raw.storeBytes(of: packed.littleEndian, toByteOffset: base + 16, as: UInt64.self)
+        raw.storeBytes(of: tableTag.littleEndian, toByteOffset: base + 24, as: UInt32.self)
+        raw.storeBytes(of: check(key.high, key.low, packed, tableTag).littleEndian, toByteOffset: base + 28, as: UInt32.self)
+    }
     /// A journal larger than this (about 2 million records) is not read: it is rebuilt.
     static let largestSize = 64 << 20
     private static let marker: UInt32 = 0x004A_5049  // "IPJ" above the operation byte
@@ -51,9 +124,9 @@ final class DiskCacheJournal: Sendable {
         var fd: Int32 = -1
         var device: UInt64 = 0
         var inode: UInt64 = 0
-        /// Where the next read starts; 0 means the file must be read whole.
+        /// Where the next read starts.
         var readOffset = 0
-        /// Records in the file (an estimate between rewrites).
+        /// Records after the table (an estimate between rewrites).
         var records = 0
     }
 
@@ -71,7 +144,7 @@ final class DiskCacheJournal: Sendable {
 
     var path: String { folder.path + "/" + DiskCacheFolder.journalName }
 
-    /// Records in the file, as last read or written.
+    /// Records appended after the table, as last read or written.
     var recordCount: Int { state.withLock { $0.records } }
 
     // MARK: - Records
@@ -149,7 +222,7 @@ final class DiskCacheJournal: Sendable {
     }
 
     /// Opens the file (creating it), and reads it whole: nil when it is new, damaged or too large.
-    private func reopen(_ state: inout State) -> Records? {
+    private func reopen(_ state: inout State) -> Snapshot? {
         if state.fd >= 0 { close(state.fd) }
         state = State()
         var fd = openat(folder.descriptor, DiskCacheFolder.journalName,
@@ -176,21 +249,22 @@ final class DiskCacheJournal: Sendable {
         defer { flock(fd, LOCK_UN) }
         guard fstat(fd, &info) == 0 else { return nil }
         if info.st_size == 0 {
-            guard DiskCacheFolder.writeAll(fd, Self.header) == nil else { return nil }
+            guard DiskCacheFolder.writeAll(fd, Self.header(slotCount: 0, seed: 0)) == nil else { return nil }
             state.readOffset = Self.recordSize
             return nil  // new: the index is built from the folder
         }
         let size = Int(info.st_size)
         guard size >= Self.recordSize, size <= Self.largestSize,
               let bytes = read(fd, from: 0, length: size / Self.recordSize * Self.recordSize),
-              bytes.prefix(Self.recordSize).elementsEqual(Self.header) else {
+              let (slotCount, seed) = bytes.withUnsafeBytes({ Self.parseHeader($0) }),
+              bytes.count >= Self.recordSize * (1 + slotCount) else {
             state.readOffset = max(size, Self.recordSize)
             return nil
         }
         state.readOffset = bytes.count
-        let records = Records(bytes: Array(bytes[Self.recordSize...]))
-        state.records = records.count
-        return records
+        let tail = Records(bytes: Array(bytes[(Self.recordSize * (1 + slotCount))...]))
+        state.records = tail.count
+        return Snapshot(bytes: bytes, slotCount: slotCount, seed: seed, tail: tail)
     }
 
     private func read(_ fd: Int32, from offset: Int, length: Int) -> [UInt8]? {
@@ -232,9 +306,10 @@ final class DiskCacheJournal: Sendable {
         }
     }
 
-    /// Replaces the file by one holding `records()` (computed while the file is locked, given the
-    /// records appended since the last read, so that nothing appended meanwhile is lost).
-    func rewrite(_ records: (Change) -> [Record]) throws(DiskCacheError) {
+    /// Replaces the file by one holding the table of `index()` (computed while the file is
+    /// locked, given the records appended since the last read, so that nothing appended meanwhile
+    /// is lost).
+    func rewrite(_ index: (Change) -> DiskCacheIndex) throws(DiskCacheError) {
         try state.withLock { (state: inout State) throws(DiskCacheError) in
             if state.fd < 0 { _ = reopen(&state) }
             var locked = state.fd >= 0 && flock(state.fd, LOCK_EX) == 0
@@ -251,7 +326,7 @@ final class DiskCacheJournal: Sendable {
             } else {
                 change = .replaced(nil)
             }
-            let content = records(change)
+            let content = index(change)
             let temporaryFD: Int32
             switch folder.openSubfolder(DiskCacheFolder.temporaryFolderName, create: true) {
             case .success(let fd): temporaryFD = fd
@@ -259,7 +334,7 @@ final class DiskCacheJournal: Sendable {
             }
             defer { close(temporaryFD) }
             let (fd, name) = try folder.createTemporary(in: temporaryFD, prefix: "journal-")
-            let bytes = Self.header + Self.encode(content)
+            let bytes = Self.header(slotCount: content.slotCount, seed: content.seed) + content.encodedTable()
             if let reason = DiskCacheFolder.writeAll(fd, bytes) {
                 close(fd)
                 unlinkat(temporaryFD, name, 0)
@@ -287,7 +362,7 @@ final class DiskCacheJournal: Sendable {
             state.device = UInt64(info.st_dev)
             state.inode = UInt64(info.st_ino)
             state.readOffset = bytes.count
-            state.records = content.count
+            state.records = 0
         }
     }
 }
