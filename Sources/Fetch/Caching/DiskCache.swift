@@ -275,17 +275,9 @@ public final class DiskCache: CacheInspecting {
         }
     }
 
-    /// The index of a journal file: its table as stored when it passes the checks (one
-    /// sequential pass), else rebuilt from its valid entries; then the records after it.
+    /// The index of a journal file: its table, then the records after it.
     private static func index(from snapshot: DiskCacheJournal.Snapshot) -> DiskCacheIndex {
-        var index = snapshot.withTable { table in
-            if let stored = DiskCacheIndex(table: table, slotCount: snapshot.slotCount, seed: snapshot.seed) { return stored }
-            var entries: [(key: Hash128, size: Int, rank: UInt64)] = []
-            for position in 0..<snapshot.slotCount {
-                if let entry = DiskCacheJournal.tableEntry(table, at: position) { entries.append(entry) }
-            }
-            return DiskCacheIndex(compacting: entries.sorted { $0.rank < $1.rank }.map { ($0.key, $0.size) })
-        }
+        var index = snapshot.index
         snapshot.tail.forEach { index.apply($0) }
         return index
     }

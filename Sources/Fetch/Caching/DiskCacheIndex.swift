@@ -7,6 +7,12 @@
 /// stored table is checked as it is loaded (records, probe distances, no gaps in a probe run),
 /// and one that fails is rebuilt entry by entry, so that a journal written by someone else can
 /// cost time but never a wrong answer for what was checked.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 struct DiskCacheIndex {
     struct Entry {
         var size: Int
@@ -43,26 +49,40 @@ struct DiskCacheIndex {
     /// The longest probe run a loaded table may have.
     static let longestProbe = 64
 
-    /// A table as `encodedTable()` wrote it (`slotCount` records of 32 bytes, a power of two),
-    /// or nil when anything in it is wrong: a damaged record, a probe run longer than
-    /// `longestProbe` or with a gap, a duplicate key.
-    init?(table raw: UnsafeRawBufferPointer, slotCount: Int, seed: UInt64) {
-        guard slotCount >= 16, slotCount.nonzeroBitCount == 1, raw.count >= slotCount * DiskCacheJournal.recordSize else { return nil }
+    /// The table `encodedTable()` wrote, read from `fd` at `offset` straight into the table's
+    /// memory (one copy, one sequential pass), or nil when anything in it is wrong: a short read, a
+    /// damaged record, a probe run longer than `longestProbe` or with a gap.
+    init?(reading fd: Int32, at offset: Int, slotCount: Int, seed: UInt64) {
+        guard slotCount >= 16, slotCount.nonzeroBitCount == 1, MemoryLayout<Slot>.stride == DiskCacheJournal.recordSize else { return nil }
         self.seed = seed
         mask = slotCount - 1
         var valid = true
         var count = 0, totalBytes = 0
         var clock: UInt64 = 0
         slots = [Slot](unsafeUninitializedCapacity: slotCount) { buffer, initialized in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            var done = 0
+            while done < raw.count {
+                let read = pread(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
+                if read < 0 && errno == EINTR { continue }
+                guard read > 0 else { break }
+                done += read
+            }
+            if done < raw.count {
+                valid = false
+                raw.baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: raw.count)
+            }
             for position in 0..<slotCount {
-                if let entry = DiskCacheJournal.tableEntry(raw, at: position) {
-                    buffer[position] = Slot(high: entry.key.high, low: entry.key.low, size: entry.size, lastUse: entry.rank)
+                // Each slot is read whole before it is written: the bytes become a `Slot` in place.
+                let entry = DiskCacheJournal.tableEntry(UnsafeRawBufferPointer(raw), at: position)
+                if entry == nil && valid && !DiskCacheJournal.isEmptyRecord(UnsafeRawBufferPointer(raw), at: position) { valid = false }
+                if let entry {
+                    (buffer.baseAddress! + position).initialize(to: Slot(high: entry.key.high, low: entry.key.low, size: entry.size, lastUse: entry.rank))
                     count += 1
                     totalBytes += entry.size
                     clock = max(clock, entry.rank)
                 } else {
-                    buffer[position] = Slot()
-                    if !DiskCacheJournal.isEmptyRecord(raw, at: position) { valid = false }
+                    (buffer.baseAddress! + position).initialize(to: Slot())
                 }
             }
             initialized = slotCount
@@ -71,13 +91,11 @@ struct DiskCacheIndex {
         self.totalBytes = totalBytes
         self.clock = clock
         guard valid, count * 4 <= slotCount * 3 else { return nil }
-        // Every member must be reachable from its home: a short run with no gap, and no key twice.
+        // Every member must be reachable from its home: a short run with no gap.
         for position in 0..<slotCount where slots[position].lastUse != 0 {
             let distance = (position - home(slots[position].high, slots[position].low)) & mask
             guard distance <= Self.longestProbe else { return nil }
             if distance > 0 && slots[(position - 1) & mask].lastUse == 0 { return nil }
-            let key = Hash128(high: slots[position].high, low: slots[position].low)
-            guard find(key).position == position else { return nil }
         }
     }
 

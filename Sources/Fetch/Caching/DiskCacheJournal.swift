@@ -37,20 +37,12 @@ final class DiskCacheJournal: Sendable {
         var operation: Operation
     }
 
-    /// A whole file: its table and the records after it.
+    /// A whole file: its table, as an index, and the records after it.
     struct Snapshot {
-        /// The whole file.
-        let bytes: [UInt8]
-        let slotCount: Int
-        let seed: UInt64
+        /// The stored table (rebuilt from its valid records when it failed its checks).
+        let index: DiskCacheIndex
         /// The records after the table.
         let tail: Records
-
-        /// The table's bytes.
-        func withTable<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-            let size = DiskCacheJournal.recordSize
-            return bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[size..<size + slotCount * size])) }
-        }
     }
 
     /// What reading the file found since last time.
@@ -253,18 +245,35 @@ final class DiskCacheJournal: Sendable {
             state.readOffset = Self.recordSize
             return nil  // new: the index is built from the folder
         }
-        let size = Int(info.st_size)
+        let size = Int(info.st_size) / Self.recordSize * Self.recordSize
         guard size >= Self.recordSize, size <= Self.largestSize,
-              let bytes = read(fd, from: 0, length: size / Self.recordSize * Self.recordSize),
-              let (slotCount, seed) = bytes.withUnsafeBytes({ Self.parseHeader($0) }),
-              bytes.count >= Self.recordSize * (1 + slotCount) else {
+              let header = read(fd, from: 0, length: Self.recordSize),
+              let (slotCount, seed) = header.withUnsafeBytes({ Self.parseHeader($0) }),
+              size >= Self.recordSize * (1 + slotCount) else {
             state.readOffset = max(size, Self.recordSize)
             return nil
         }
-        state.readOffset = bytes.count
-        let tail = Records(bytes: Array(bytes[(Self.recordSize * (1 + slotCount))...]))
+        let tableEnd = Self.recordSize * (1 + slotCount)
+        let index: DiskCacheIndex
+        if slotCount == 0 {
+            index = DiskCacheIndex()
+        } else if let stored = DiskCacheIndex(reading: fd, at: Self.recordSize, slotCount: slotCount, seed: seed) {
+            index = stored
+        } else {
+            // The table failed its checks: its valid entries, inserted one by one.
+            guard let table = read(fd, from: Self.recordSize, length: tableEnd - Self.recordSize) else { return nil }
+            var entries: [(key: Hash128, size: Int, rank: UInt64)] = []
+            table.withUnsafeBytes { raw in
+                for position in 0..<slotCount {
+                    if let entry = Self.tableEntry(raw, at: position) { entries.append(entry) }
+                }
+            }
+            index = DiskCacheIndex(compacting: entries.sorted { $0.rank < $1.rank }.map { ($0.key, $0.size) })
+        }
+        let tail = Records(bytes: size > tableEnd ? read(fd, from: tableEnd, length: size - tableEnd) ?? [] : [])
+        state.readOffset = tableEnd + tail.bytes.count
         state.records = tail.count
-        return Snapshot(bytes: bytes, slotCount: slotCount, seed: seed, tail: tail)
+        return Snapshot(index: index, tail: tail)
     }
 
     private func read(_ fd: Int32, from offset: Int, length: Int) -> [UInt8]? {
