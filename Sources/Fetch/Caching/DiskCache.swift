@@ -288,7 +288,7 @@ public final class DiskCache: CacheInspecting {
     private func rebuildFromFolder() -> DiskCacheError? {
         do {
             try journal.rewrite { _ in
-                let scan = layout.scanEntries { _ in true }
+                let scan = layout.scanEntries()
                 for problem in scan.problems {
                     logger.warning("disk cache: skipped", metadata: ["path": "\(problem.path)", "error": "\(problem.message)"])
                 }

@@ -312,10 +312,10 @@ final class DiskCacheFolder: Sendable {
         return SystemError(path: path + "/" + shard + "/" + name, errno: errno, action: "cannot remove")
     }
 
-    /// Every entry name in every real shard folder (no symbolic link followed), with its size when
-    /// `sizes` (an `fstatat` each) or else -1 for names not in `known`.
-    func scanEntries(sizesOf needsSize: (Hash128) -> Bool) -> (entries: [(key: Hash128, size: Int, modified: Int)], problems: [SystemError]) {
-        var entries: [(key: Hash128, size: Int, modified: Int)] = []
+    /// Calls `body` with each entry name (32 hex digits, in the shard its first two name) and
+    /// its `lstat`, in every real shard folder (no symbolic link followed); returns the shards
+    /// that could not be opened.
+    private func forEachEntry(_ body: (_ shardFD: Int32, _ shard: String, _ name: String, _ key: Hash128, _ info: stat) -> Void) -> [SystemError] {
         var problems: [SystemError] = []
         for shard in (Self.names(in: descriptor) ?? []) where Self.isShardName(shard) {
             let shardFD: Int32
@@ -328,19 +328,26 @@ final class DiskCacheFolder: Sendable {
             defer { close(shardFD) }
             for name in Self.names(in: shardFD) ?? [] {
                 guard name.hasPrefix(shard), let key = Hash128(hex: name), key.description == name else { continue }
-                guard needsSize(key) else {
-                    entries.append((key, -1, 0))
-                    continue
-                }
                 var info = stat()
-                guard fstatat(shardFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0, Self.isRegular(info) else { continue }
-                #if canImport(Darwin)
-                let modified = Int(info.st_mtimespec.tv_sec)
-                #else
-                let modified = Int(info.st_mtim.tv_sec)
-                #endif
-                entries.append((key, Int(info.st_size), modified))
+                guard fstatat(shardFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+                body(shardFD, shard, name, key, info)
             }
+        }
+        return problems
+    }
+
+    /// Every regular entry file, with its size and modification time (an `fstatat` each: only
+    /// when the journal must be rebuilt), and the shards that could not be opened.
+    func scanEntries() -> (entries: [(key: Hash128, size: Int, modified: Int)], problems: [SystemError]) {
+        var entries: [(key: Hash128, size: Int, modified: Int)] = []
+        let problems = forEachEntry { _, _, _, key, info in
+            guard Self.isRegular(info) else { return }
+            #if canImport(Darwin)
+            let modified = Int(info.st_mtimespec.tv_sec)
+            #else
+            let modified = Int(info.st_mtim.tv_sec)
+            #endif
+            entries.append((key, Int(info.st_size), modified))
         }
         return (entries, problems)
     }
@@ -350,21 +357,9 @@ final class DiskCacheFolder: Sendable {
     func removeAllEntries() -> (removed: Int, failures: [SystemError]) {
         var removed = 0
         var failures: [SystemError] = []
-        for shard in (Self.names(in: descriptor) ?? []) where Self.isShardName(shard) {
-            let shardFD: Int32
-            switch openSubfolder(shard, create: false) {
-            case .success(let fd): shardFD = fd
-            case .failure(let error):
-                failures.append(error)
-                continue
-            }
-            defer { close(shardFD) }
-            for name in Self.names(in: shardFD) ?? [] {
-                guard name.hasPrefix(shard), let key = Hash128(hex: name), key.description == name else { continue }
-                var info = stat()
-                guard fstatat(shardFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0, !Self.isFolder(info) else { continue }
-                if let failure = removeEntryName(name, in: shardFD, shard: shard) { failures.append(failure) } else { removed += 1 }
-            }
+        failures += forEachEntry { shardFD, shard, name, _, info in
+            guard !Self.isFolder(info) else { return }
+            if let failure = removeEntryName(name, in: shardFD, shard: shard) { failures.append(failure) } else { removed += 1 }
         }
         return (removed, failures)
     }
