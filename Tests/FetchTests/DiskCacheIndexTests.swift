@@ -120,6 +120,20 @@ struct DiskCacheIndexTests {
         #expect(!a.containsImage(at: testURL(1)))
     }
 
+    @Test func aWriteAfterAnotherInstanceCompactedTheJournalIsNotLost() throws {
+        let folder = TemporaryFolder()
+        let a = try DiskCache(folder: folder.path)
+        let b = try DiskCache(folder: folder.path)
+        try a.store(TestImages.png(), for: testURL(1))
+        for _ in 0..<4_200 { _ = a.image(for: testURL(1)) }
+        try a.store(TestImages.png(), for: testURL(2))  // compacts: a new journal file
+        try b.store(TestImages.png(), for: testURL(3))  // b still had the old one open
+        #expect(a.containsImage(at: testURL(3)))
+        #expect(b.containsImage(at: testURL(1)) && b.containsImage(at: testURL(2)))
+        #expect(try DiskCache(folder: folder.path).statistics.count == 3)
+        #expect(a.counters.writeFailures == 0 && b.counters.writeFailures == 0)
+    }
+
     @Test func anEntryFetchedByAnotherProcessBecomesVisibleToALongLivedCache() throws {
         let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 20_000, seed: 1))])
         let folder = TemporaryFolder()

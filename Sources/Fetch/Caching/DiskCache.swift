@@ -174,7 +174,7 @@ public final class DiskCache: CacheInspecting {
                 index.store(key, size: file.count)
                 return false
             }
-            journal.append([.init(key: key, size: file.count, operation: known ? .used : .stored)])
+            record([.init(key: key, size: file.count, operation: known ? .used : .stored)])
             return body
         }
     }
@@ -219,7 +219,7 @@ public final class DiskCache: CacheInspecting {
             index.store(key, size: size)
             return evictionVictims(&index, keeping: key)
         }
-        journal.append([.init(key: key, size: size, operation: .stored)] + victims.map { .init(key: $0.key, size: 0, operation: .removed) })
+        record([.init(key: key, size: size, operation: .stored)] + victims.map { .init(key: $0.key, size: 0, operation: .removed) })
         evict(victims)
         compactIfNeeded()
     }
@@ -364,7 +364,15 @@ public final class DiskCache: CacheInspecting {
 
     private func forget(_ key: Hash128, journaled: Bool = false) {
         let known = index.withLock { $0.remove(key) != nil }
-        if known || journaled { journal.append([.init(key: key, size: 0, operation: .removed)]) }
+        if known || journaled { record([.init(key: key, size: 0, operation: .removed)]) }
+    }
+
+    /// Appends to the journal; a failure is logged and counted (the entry files stay right: the
+    /// journal is then behind until it is rebuilt or compacted).
+    private func record(_ records: [DiskCacheJournal.Record]) {
+        guard let failure = journal.append(records) else { return }
+        count { $0.writeFailures += 1 }
+        logger.error("disk cache: cannot write the journal", metadata: ["path": "\(failure.path)", "error": "\(failure.message)"])
     }
 
     private func reportRemovalFailure(_ failure: SystemError) {

@@ -198,7 +198,7 @@ final class DiskCacheJournal: Sendable {
         state.withLock { state in
             var info = stat()
             let present = fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0
-            if state.fd < 0 || !present || UInt64(info.st_ino) != state.inode || UInt64(info.st_dev) != state.device {
+            if state.fd < 0 || state.readOffset < 0 || !present || UInt64(info.st_ino) != state.inode || UInt64(info.st_dev) != state.device {
                 return .replaced(reopen(&state))
             }
             let size = Int(info.st_size)
@@ -292,26 +292,45 @@ final class DiskCacheJournal: Sendable {
 
     // MARK: - Writing
 
-    /// Appends `records` under the file's lock. Returns false when it could not.
+    /// Appends `records` under the file's lock; when another process replaced the file, to the
+    /// new one (which is then read whole on the next `readNew()`). Returns the failure, if any.
     @discardableResult
-    func append(_ records: [Record]) -> Bool {
-        guard !records.isEmpty else { return true }
+    func append(_ records: [Record]) -> SystemError? {
+        guard !records.isEmpty else { return nil }
         let bytes = Self.encode(records)
-        return state.withLock { state in
-            guard state.fd >= 0 else { return false }
-            guard flock(state.fd, LOCK_EX) == 0 else { return false }
-            defer { flock(state.fd, LOCK_UN) }
-            var info = stat()
-            guard fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0,
-                  UInt64(info.st_ino) == state.inode, UInt64(info.st_dev) == state.device else {
-                return false  // replaced: the next readNew() reads the new file whole
+        return state.withLock { state -> SystemError? in
+            for _ in 0..<3 {
+                if state.fd < 0 { _ = reopen(&state) }
+                guard state.fd >= 0 else { break }
+                guard flock(state.fd, LOCK_EX) == 0 else { return SystemError(path: path, errno: errno, action: "cannot lock the journal") }
+                var info = stat()
+                guard fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0,
+                      UInt64(info.st_ino) == state.inode, UInt64(info.st_dev) == state.device else {
+                    // Replaced (compacted) by another process: append to the new file instead.
+                    flock(state.fd, LOCK_UN)
+                    close(state.fd)
+                    state.fd = openat(folder.descriptor, DiskCacheFolder.journalName, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                    state.readOffset = -1  // read whole next time
+                    if state.fd >= 0, fstat(state.fd, &info) == 0, DiskCacheFolder.isRegular(info) {
+                        state.device = UInt64(info.st_dev)
+                        state.inode = UInt64(info.st_ino)
+                    } else if state.fd >= 0 {
+                        close(state.fd)
+                        state.fd = -1
+                    }
+                    continue
+                }
+                defer { flock(state.fd, LOCK_UN) }
+                // A record torn by a crash leaves the file unaligned: pad to the next record.
+                let remainder = Int(info.st_size) % Self.recordSize
+                let padding = remainder == 0 ? [] : [UInt8](repeating: 0, count: Self.recordSize - remainder)
+                if let reason = DiskCacheFolder.writeAll(state.fd, padding + bytes) {
+                    return SystemError(path: path, errno: errno, action: "cannot append to the journal (\(reason))")
+                }
+                state.records += records.count
+                return nil
             }
-            // A record torn by a crash leaves the file unaligned: pad to the next record.
-            let remainder = Int(info.st_size) % Self.recordSize
-            let padding = remainder == 0 ? [] : [UInt8](repeating: 0, count: Self.recordSize - remainder)
-            guard DiskCacheFolder.writeAll(state.fd, padding + bytes) == nil else { return false }
-            state.records += records.count
-            return true
+            return SystemError(path: path, errno: ENOENT, action: "cannot open the journal")
         }
     }
 
@@ -327,7 +346,7 @@ final class DiskCacheJournal: Sendable {
             // Read what was appended up to now, under the lock.
             var info = stat()
             let change: Change
-            if fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0,
+            if state.readOffset >= 0, fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0,
                UInt64(info.st_ino) == state.inode, UInt64(info.st_dev) == state.device {
                 let length = max(0, (Int(info.st_size) - state.readOffset)) / Self.recordSize * Self.recordSize
                 let bytes = length > 0 && Int(info.st_size) <= Self.largestSize ? read(state.fd, from: state.readOffset, length: length) ?? [] : []
