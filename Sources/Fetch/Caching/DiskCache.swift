@@ -175,6 +175,7 @@ public final class DiskCache: CacheInspecting {
                 return false
             }
             record([.init(key: key, size: file.count, operation: known ? .used : .stored)])
+            compactIfNeeded()  // a process that only reads still keeps the journal small
             return body
         }
     }
