@@ -124,6 +124,18 @@ struct DiskCacheIndexTests {
         #expect(!a.containsImage(at: testURL(1)))
     }
 
+    @Test func theCapacityCountsWhatOtherProcessesStored() throws {
+        let folder = TemporaryFolder()
+        let a = try DiskCache(folder: folder.path, capacity: 30_500)
+        let b = try DiskCache(folder: folder.path, capacity: 30_500)
+        for n in 0..<2 { try a.store(image(n), for: testURL(n)) }
+        try b.store(image(2), for: testURL(2))
+        try a.store(image(3), for: testURL(3))  // four entries of about 9 KB: one must go
+        #expect(a.counters.evictions == 1)
+        #expect(!a.containsImage(at: testURL(0)))
+        #expect(try DiskCache(folder: folder.path).statistics.bytes <= 30_500)
+    }
+
     @Test func aWriteAfterAnotherInstanceCompactedTheJournalIsNotLost() throws {
         let folder = TemporaryFolder()
         let a = try DiskCache(folder: folder.path)

@@ -216,6 +216,7 @@ public final class DiskCache: CacheInspecting {
             logger.error("disk cache: cannot store an entry", metadata: ["path": "\(error.path)", "error": "\(error.message)", "url": "\(url)"])
             throw error
         }
+        refresh()  // other processes' writes and uses count for the capacity and the order
         let victims: [(key: Hash128, size: Int)] = index.withLock { index in
             index.store(key, size: size)
             return evictionVictims(&index, keeping: key)
