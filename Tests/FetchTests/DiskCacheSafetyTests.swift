@@ -159,7 +159,7 @@ struct DiskCacheSafetyTests {
     }
 
     @Test(.enabled(if: runsAsRoot, "needs root to make a device node"))
-    func aDeviceNodeInPlaceOfAnEntryIsRemovedUnopened() throws {
+    func aDeviceNodeInPlaceOfAnEntryIsAMissAndRemoved() throws {
         let folder = TemporaryFolder()
         let cache = try DiskCache(folder: folder.path)
         try cache.store(TestImages.png(), for: testURL(1))
