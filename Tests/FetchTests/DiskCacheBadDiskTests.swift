@@ -87,6 +87,27 @@ struct DiskCacheBadDiskTests {
         #expect(second.counters.writeFailures == 1)
     }
 
+    @Test(.enabled(if: runsAsRoot, "needs root for chattr +i"))
+    func anUnwritableJournalIsReadNotRemovedAndItsFailuresAreReported() throws {
+        let folder = TemporaryFolder()
+        do {
+            let cache = try DiskCache(folder: folder.path)
+            for n in 0..<3 { try cache.store(TestImages.png(seed: n), for: testURL(n)) }
+        }
+        let journal = try bytes(at: folder.file("journal"))
+        try system("/usr/bin/chattr", ["+i", folder.file("journal")])
+        defer { try? system("/usr/bin/chattr", ["-i", folder.file("journal")]) }
+        let (logger, log) = capturingLogger()
+        let cache = try DiskCache(folder: folder.path, logger: logger)
+        #expect(cache.statistics.count == 3)
+        #expect(cache.image(for: testURL(1)) == TestImages.png(seed: 1))
+        try cache.store(TestImages.png(seed: 3), for: testURL(3))  // the entry is written; its record cannot be
+        #expect(cache.image(for: testURL(3)) == TestImages.png(seed: 3))
+        #expect(cache.counters.writeFailures >= 1)
+        #expect(log.entries.contains { $0.level == .error && $0.metadata["path"]?.description == folder.file("journal") })
+        #expect(try bytes(at: folder.file("journal")) == journal)
+    }
+
     @Test(arguments: ["tmp-file", "shard-file", "shard-symlink-to-file"])
     func aFileOrSymbolicLinkWhereAFolderShouldBeMakesStoreThrowNamingIt(_ obstacle: String) throws {
         let outside = TemporaryFolder()

@@ -217,21 +217,22 @@ final class DiskCacheJournal: Sendable {
     private func reopen(_ state: inout State) -> Snapshot? {
         if state.fd >= 0 { close(state.fd) }
         state = State()
+        var info = stat()
+        // A FIFO, a device or a symbolic link under the journal's name: removed, never opened.
+        if fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0,
+           !DiskCacheFolder.isRegular(info), !DiskCacheFolder.isFolder(info) {
+            unlinkat(folder.descriptor, DiskCacheFolder.journalName, 0)
+        }
         var fd = openat(folder.descriptor, DiskCacheFolder.journalName,
                         O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, folder.fileMode)
-        var info = stat()
-        if fd < 0 || fstat(fd, &info) != 0 || !DiskCacheFolder.isRegular(info) {
-            // A FIFO, a device or a symbolic link under the journal's name: removed, never read.
+        if fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS) {
+            // Not writable here (another user's cache, an immutable file, a read-only disk): read
+            // it all the same; appends fail and are reported.
+            fd = openat(folder.descriptor, DiskCacheFolder.journalName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        }
+        guard fd >= 0, fstat(fd, &info) == 0, DiskCacheFolder.isRegular(info) else {
             if fd >= 0 { close(fd) }
-            if fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0, !DiskCacheFolder.isFolder(info) {
-                unlinkat(folder.descriptor, DiskCacheFolder.journalName, 0)
-            }
-            fd = openat(folder.descriptor, DiskCacheFolder.journalName,
-                        O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, folder.fileMode)
-            guard fd >= 0, fstat(fd, &info) == 0 else {
-                if fd >= 0 { close(fd) }
-                return nil
-            }
+            return nil
         }
         state.fd = fd
         state.device = UInt64(info.st_dev)
