@@ -216,13 +216,16 @@ struct DiskCacheSafetyTests {
         try folder.write(Data(count: 3000), to: "tmp/entry-0123456789abcdef")  // left by kill -9
         try folder.write(Data(count: 3000), to: "tmp/entry-Ab3dE9")             // an earlier version's
         try folder.write("mine", to: "tmp/notes.txt")                           // not a cache name
+        #expect(mkfifo(folder.file("tmp/entry-00000000000000ff"), 0o600) == 0)  // a FIFO: never opened blocking
         let held = try folder.write(Data(count: 8000), to: "tmp/entry-fedcba9876543210")
         let writer = open(held, O_RDONLY)
         defer { close(writer) }
         #expect(flock(writer, LOCK_EX) == 0)  // a live writer in another process holds its lock
         let (logger, log) = capturingLogger()
-        let cache = try DiskCache(folder: folder.path, capacity: 20_000, logger: logger)
-        #expect(try folder.list("tmp") == ["entry-fedcba9876543210", "notes.txt"])
+        let opened = LockedList<DiskCache>()
+        #expect(completes { if let cache = try? DiskCache(folder: folder.path, capacity: 20_000, logger: logger) { opened.append(cache) } })
+        let cache = try #require(opened.values.first)
+        #expect(try folder.list("tmp") == ["entry-00000000000000ff", "entry-fedcba9876543210", "notes.txt"])
         #expect(cache.counters.temporariesSwept == 2)
         #expect(cache.counters.temporariesHeld == 1 && cache.counters.temporaryBytesHeld == 8000)
         #expect(log.entries.contains { $0.message.description.contains("stale temporary") })
