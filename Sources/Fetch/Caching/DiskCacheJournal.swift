@@ -347,8 +347,14 @@ final class DiskCacheJournal: Sendable {
             // Read what was appended up to now, under the lock.
             var info = stat()
             let change: Change
-            if state.readOffset >= 0, fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0,
-               UInt64(info.st_ino) == state.inode, UInt64(info.st_dev) == state.device {
+            let present = fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0
+            let current = present && UInt64(info.st_ino) == state.inode && UInt64(info.st_dev) == state.device
+            if present && DiskCacheFolder.isRegular(info) && state.fd >= 0 && (!current || state.readOffset < 0) {
+                // Another process has just rewritten it: that one is read next time, not overwritten.
+                state.readOffset = -1
+                return
+            }
+            if current {
                 let length = max(0, (Int(info.st_size) - state.readOffset)) / Self.recordSize * Self.recordSize
                 let bytes = length > 0 && Int(info.st_size) <= Self.largestSize ? read(state.fd, from: state.readOffset, length: length) ?? [] : []
                 change = .appended(Records(bytes: bytes))
