@@ -13,9 +13,10 @@ struct CacheCommand: ParsableCommand {
     struct Stats: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Entries, bytes and folder of the disk cache.")
         @OptionGroup var cache: CacheLocation
+        @OptionGroup var logging: LoggingOptions
 
         func run() throws {
-            let disk = try cache.open()
+            let disk = try cache.open(logger: logging.logger(environment: ProcessInfo.processInfo.environment))
             let stats = disk.statistics
             printLine("folder: \(disk.folder)\nentries: \(stats.count)\nbytes: \(stats.bytes)\ncapacity: \(disk.capacity)")
         }
@@ -24,22 +25,36 @@ struct CacheCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Every entry: its size in bytes and its URL.")
         @OptionGroup var cache: CacheLocation
+        @OptionGroup var logging: LoggingOptions
 
         func run() throws {
-            let lines = try cache.open().entries().map { "\($0.size)\t\($0.url)" }
+            let disk = try cache.open(logger: logging.logger(environment: ProcessInfo.processInfo.environment))
+            // A URL comes from a file anyone with access to the folder may have written: escaped.
+            let lines = disk.entries().map { "\($0.size)\t\(TerminalText.escaped($0.url))" }
             if !lines.isEmpty { printLine(lines.joined(separator: "\n")) }
         }
     }
 
     struct Clear: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove every entry.")
+        static let configuration = CommandConfiguration(
+            abstract: "Remove every entry.",
+            discussion: """
+                Removes only the cache's own files (entries and stale temporaries, never through a \
+                symbolic link). A folder that is not a cache (not empty, no .imgpolicy-cache marker) \
+                is refused (exit 74); so is anything that could not be removed (one line naming it, exit 74).
+                """
+        )
         @OptionGroup var cache: CacheLocation
+        @OptionGroup var logging: LoggingOptions
 
         func run() throws {
-            let disk = try cache.open()
-            let count = disk.statistics.count
-            disk.removeAll()
-            printLine("removed \(count) entries from \(disk.folder)")
+            let disk = try cache.open(logger: logging.logger(environment: ProcessInfo.processInfo.environment))
+            let report = disk.removeAll()
+            printLine("removed \(report.removed) entries from \(disk.folder)")
+            if let first = report.failures.first {
+                let more = report.failures.count > 1 ? " (and \(report.failures.count - 1) more)" : ""
+                throw CommandFailure("\(first.path): \(first.message)\(more)", status: .ioError)
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Fetch
 import Foundation
+import Logging
 
 /// `--cache-dir DIR`, shared by the commands that use the disk cache.
 struct CacheLocation: ParsableArguments {
@@ -12,19 +13,20 @@ struct CacheLocation: ParsableArguments {
         path ?? DiskCache.defaultFolder(environment: ProcessInfo.processInfo.environment)
     }
 
-    /// Opens the cache, creating its folder.
-    func open() throws -> DiskCache {
+    /// Opens the cache, creating its folder. A folder that is not a cache (not empty, no
+    /// `.imgpolicy-cache` marker) or cannot be opened is exit 74, naming it.
+    func open(logger: Logger = Logger(label: "imgpolicy", factory: { _ in SwiftLogNoOpLogHandler() })) throws -> DiskCache {
         do {
-            return try DiskCache(folder: folder)
+            return try DiskCache(folder: folder, logger: logger)
         } catch {
             throw CommandFailure("cannot open the cache: \(error)", status: .ioError)
         }
     }
 
     /// Opens the cache only if its folder exists (a decision should not create folders).
-    func openIfPresent() throws -> DiskCache? {
+    func openIfPresent(logger: Logger = Logger(label: "imgpolicy", factory: { _ in SwiftLogNoOpLogHandler() })) throws -> DiskCache? {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else { return nil }
-        return try open()
+        return try open(logger: logger)
     }
 }

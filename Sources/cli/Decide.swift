@@ -81,7 +81,7 @@ struct Decide: AsyncParsableCommand {
         var pipeline: ImagePipeline?
         var transport: CurlTransport?
         if fetch {
-            let disk = try cache.open()
+            let disk = try cache.open(logger: logger)
             transport = CurlTransport(logger: logger)
             pipeline = ImagePipeline(downloader: transport!, disk: disk)
         }
@@ -91,7 +91,7 @@ struct Decide: AsyncParsableCommand {
         } else if let pipeline {
             knownCache = pipeline
         } else {
-            knownCache = try cache.openIfPresent() ?? StaticCacheContents.empty
+            knownCache = try cache.openIfPresent(logger: logger) ?? StaticCacheContents.empty
         }
         // The network state is read here, once; every item is decided with it.
         let decider = ItemDecider(policy: policy, settings: resolved, cache: knownCache, reachability: provider,

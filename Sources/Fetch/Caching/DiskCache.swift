@@ -1,5 +1,6 @@
-import Policy
 import Locking
+import Logging
+import Policy
 
 #if canImport(Glibc)
 import Glibc
@@ -9,42 +10,83 @@ import Darwin
 
 /// Images on disk, in a folder that several processes may share at once.
 ///
-/// - File names are a 128-bit hash of the URL (never its last path component, which collides and
-///   can escape the folder), spread over 256 subfolders: `ab/ab34…e1`.
-/// - Each entry holds a header (magic, body length, body checksum, the URL) and the body. A read
-///   checks all of it; a truncated or corrupted file, or one for another URL, is removed and
-///   counts as a miss.
-/// - Writes go to a temporary file in the folder, then `rename` over the entry: no reader ever
-///   sees half a file. (No `fsync`: after a crash an entry may be damaged, and the check above
-///   catches it; the cache is not the only copy of anything.)
-/// - An in-memory index of what the folder holds answers "is it cached?" with no system call.
-///   It is built when the cache opens (one scan of the folder) and kept up to date by this
-///   process; entries written by other processes are found on the next read of them.
-/// - Past `capacity` bytes, the least recently used entries are removed (down to 90 %).
+/// ```swift
+/// let cache = try DiskCache(folder: DiskCache.defaultFolder(environment: env), logger: logger)
+/// try cache.store(bytes, for: url)
+/// cache.containsImage(at: url)        // from memory: no system call on a hit
+/// let bytes = cache.image(for: url)   // nil: a miss, or a damaged entry (removed)
+/// ```
 ///
-/// Thread safety: every method may be called from any thread at once.
+/// - **Its own files only.** A folder is a cache when it holds the marker `.imgpolicy-cache`
+///   (written when an empty or new folder is opened; a non-empty folder without it is refused with
+///   `.notACache`). Inside it the cache reads and removes only names of its layout
+///   (`DiskCacheFolder`), regular files, reached relative to the folder without following a
+///   symbolic link; a FIFO or device under an entry's name is removed unopened and is a miss.
+/// - **Entries.** File names are a 128-bit hash of the URL in 256 shards; each entry holds its
+///   length, a checksum and its URL (`DiskCacheEntry`). A read checks all of it; anything else is
+///   a miss, removed and logged. `body(of:for:)` parses a whole entry file.
+/// - **Writes** go to a locked temporary file in `tmp/`, then `rename` over the entry: no reader
+///   sees half a file. Files are created with `fileMode` (0600 unless configured). A failed write
+///   throws a `DiskCacheError` naming the path, and is logged and counted (`counters`).
+/// - **Temporaries** left by a killed writer are removed when the cache opens (only those no live
+///   writer holds locked); those still held count against the capacity meanwhile.
+/// - **Index.** The journal (`DiskCacheJournal`) holds what the folder has, the sizes and the
+///   access order: opening reads one file, not one `stat` per entry; "is it cached?" is answered
+///   from memory, and on a miss the journal's new records are read (one `fstatat` when there are
+///   none), so entries written by other processes become visible.
+/// - **Capacity.** Past `capacity` bytes the least recently used entries (reads count as uses,
+///   across restarts) are removed down to 90 %. A body larger than `largestEntry` is not stored.
+///
+/// Thread safety: every method may be called from any thread at once. Every method is synchronous
+/// and may touch the disk, except `containsImage(at:)` on a hit and `statistics`.
 public final class DiskCache: CacheInspecting {
     /// The folder.
     public let folder: String
-    /// The most bytes kept (bodies plus headers).
+    /// The most bytes kept (entry files, plus temporaries still being written by others).
     public let capacity: Int
+    /// The largest entry file stored (header, URL and body); a larger body is not stored.
+    public let largestEntry: Int
+    /// The mode of the files the cache creates (0600 unless configured); folders get the
+    /// matching search bits (0700).
+    public let fileMode: UInt32
 
-    private struct Entry {
-        var size: Int
-        var lastUse: UInt64
+    /// What went wrong or was cleaned up since the cache was opened, in this process.
+    public struct Counters: Sendable, Equatable {
+        /// Entries (or temporaries, or the journal) that could not be written.
+        public var writeFailures = 0
+        /// Files that could not be removed.
+        public var removalFailures = 0
+        /// Damaged or foreign entries (and non-regular files under an entry's name) removed.
+        public var damagedRemoved = 0
+        /// Entries removed to stay within the capacity.
+        public var evictions = 0
+        /// Stale temporaries removed when the cache opened (or was cleared).
+        public var temporariesSwept = 0
+        /// Temporaries held by live writers when last swept, and their bytes (counted against the capacity).
+        public var temporariesHeld = 0
+        /// See `temporariesHeld`.
+        public var temporaryBytesHeld = 0
+        /// Bodies not stored because their entry would exceed `largestEntry`.
+        public var oversizedSkipped = 0
     }
 
-    private struct Index {
-        var entries: [Hash128: Entry] = [:]
-        var totalBytes = 0
-        var clock: UInt64 = 0
+    /// What `removeAll()` did.
+    public struct ClearReport: Sendable, Equatable {
+        /// Entries removed.
+        public var removed: Int
+        /// Stale temporaries removed.
+        public var temporariesRemoved: Int
+        /// Everything that could not be removed (or read), each naming its path.
+        public var failures: [DiskCacheError]
     }
 
-    // Guards the index.
-    private let index = Locked(Index())
-
-    private static let magic: [UInt8] = Array("IMGPC001".utf8)
-    private static let headerSize = 8 + 8 + 16 + 4
+    private let layout: DiskCacheFolder
+    private let journal: DiskCacheJournal
+    private let logger: Logger
+    // Guards the index (what the folder holds, sizes, access order).
+    private let index = Locked(DiskCacheIndex())
+    // Guards the counters.
+    private let counts = Locked(Counters())
 
     /// `$XDG_CACHE_HOME/imgpolicy`, else `~/.cache/imgpolicy`.
     public static func defaultFolder(environment: [String: String]) -> String {
@@ -52,274 +94,295 @@ public final class DiskCache: CacheInspecting {
         return (environment["HOME"] ?? ".") + "/.cache/imgpolicy"
     }
 
-    /// Opens (creating it if needed) the cache in `folder`, and indexes what it holds.
-    /// - Throws: `.localIO` when the folder cannot be created or read.
-    public init(folder: String, capacity: Int = 512 << 20) throws(DiskCacheError) {
-        self.folder = folder.count > 1 && folder.hasSuffix("/") ? String(folder.dropLast()) : folder
-        self.capacity = capacity
-        try makeFolder(self.folder)
-        try makeFolder(self.folder + "/tmp")
-        rebuildIndex()
+    /// Opens (creating it if needed) the cache in `folder`: reads its journal and removes stale
+    /// temporaries.
+    ///
+    /// - Parameters:
+    ///   - capacity: the most bytes kept (512 MiB by default).
+    ///   - largestEntry: the largest entry stored (default and at most: `capacity`).
+    ///   - fileMode: the mode of the files created (default 0600: only the user reads the cache).
+    ///   - logger: evictions, damaged entries removed, failed writes and removals.
+    /// - Throws: `.openFailed` when the folder cannot be created or read; `.notACache` when it is
+    ///   not empty and has no cache marker (nothing in it is read or removed then).
+    public init(folder: String, capacity: Int = 512 << 20, largestEntry: Int? = nil, fileMode: UInt32 = 0o600,
+                logger: Logger = Logger(label: "imgpolicy", factory: { _ in SwiftLogNoOpLogHandler() })) throws(DiskCacheError) {
+        layout = try DiskCacheFolder(path: folder, fileMode: mode_t(fileMode & 0o7777))
+        self.folder = layout.path
+        self.capacity = max(0, capacity)
+        self.largestEntry = min(max(0, largestEntry ?? capacity), max(0, capacity))
+        self.fileMode = fileMode & 0o7777
+        self.logger = logger
+        journal = DiskCacheJournal(folder: layout)
+        switch layout.openSubfolder(DiskCacheFolder.temporaryFolderName, create: true) {
+        case .success(let fd): close(fd)
+        case .failure(let error): logger.warning("disk cache: \(error.path): \(error.message)")
+        }
+        sweep()
+        refresh()
+        compactIfNeeded()
     }
 
     // MARK: - Queries
 
-    /// Whether an entry for `url` is in the index: no system call.
+    /// Whether an entry for `url` is in the index: no system call on a hit; on a miss, the records
+    /// other processes appended to the journal are read first (one `fstatat` when there are none).
     public func containsImage(at url: ImageURL) -> Bool {
         let key = Hash128(of: url.absoluteString)
-        return index.withLock { $0.entries[key] != nil }
+        if index.withLock({ $0.contains(key) }) { return true }
+        refresh()
+        return index.withLock { $0.contains(key) }
     }
 
     /// Entries and bytes in the index.
     public var statistics: (count: Int, bytes: Int) {
-        index.withLock { ($0.entries.count, $0.totalBytes) }
+        index.withLock { ($0.count, $0.totalBytes) }
     }
+
+    /// Failures and clean-ups so far (see `Counters`).
+    public var counters: Counters { counts.withLock { $0 } }
 
     // MARK: - Reading
 
-    /// The image stored for `url`, or nil when there is none or it is damaged (then it is
-    /// removed). Also finds entries written by other processes since the index was built.
+    /// The image stored for `url`, or nil when there is none or it is damaged (then it is removed
+    /// and logged). Never blocks on a FIFO or device put in an entry's place (it is removed).
+    /// Marks the entry as used, in the journal.
     public func image(for url: ImageURL) -> [UInt8]? {
         let key = Hash128(of: url.absoluteString)
-        let path = self.path(for: key)
-        guard let file = readFile(path) else {
+        switch layout.readEntry(key) {
+        case .missing:
             forget(key)
             return nil
-        }
-        guard let body = Self.body(of: file, for: url) else {
-            unlink(path)
-            forget(key)
+        case .failed(let error):
+            logger.warning("disk cache: cannot read an entry", metadata: ["path": "\(error.path)", "error": "\(error.message)"])
             return nil
-        }
-        index.withLock { index in
-            index.clock += 1
-            if index.entries[key] != nil {
-                index.entries[key]!.lastUse = index.clock
-            } else {
-                index.entries[key] = Entry(size: file.count, lastUse: index.clock)
-                index.totalBytes += file.count
+        case .notRegular(let kind, let removal):
+            count { $0.damagedRemoved += 1 }
+            logger.warning("disk cache: removed \(kind) found in place of an entry", metadata: ["path": "\(layout.entryPath(key))", "url": "\(url)"])
+            if let removal { reportRemovalFailure(removal) }
+            forget(key, journaled: true)
+            return nil
+        case .bytes(let file):
+            guard let body = Self.body(of: file, for: url) else {
+                count { $0.damagedRemoved += 1 }
+                logger.warning("disk cache: removed a damaged entry", metadata: ["path": "\(layout.entryPath(key))", "url": "\(url)", "bytes": "\(file.count)"])
+                if let failure = layout.removeEntry(key) { reportRemovalFailure(failure) }
+                forget(key, journaled: true)
+                return nil
             }
+            let known = index.withLock { index in
+                if index.use(key) { return true }
+                index.store(key, size: file.count)
+                return false
+            }
+            record([.init(key: key, size: file.count, operation: known ? .used : .stored)])
+            compactIfNeeded()  // a process that only reads still keeps the journal small
+            return body
         }
-        return body
     }
 
-    /// The body in `file` if it is a complete, intact entry for `url`.
-    static func body(of file: [UInt8], for url: ImageURL) -> [UInt8]? {
-        guard file.count >= headerSize, Array(file[0..<8]) == magic else { return nil }
-        return file.withUnsafeBytes { raw -> [UInt8]? in
-            let bodyLength = Int(raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian)
-            let checksum = Hash128(high: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self).littleEndian,
-                                   low: raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self).littleEndian)
-            let urlLength = Int(raw.loadUnaligned(fromByteOffset: 32, as: UInt32.self).littleEndian)
-            guard bodyLength > 0, urlLength < 1 << 16, file.count == headerSize + urlLength + bodyLength else { return nil }
-            let urlBytes = UnsafeRawBufferPointer(rebasing: raw[headerSize..<headerSize + urlLength])
-            guard urlBytes.elementsEqual(url.absoluteString.utf8) else { return nil }
-            let bodyBytes = UnsafeRawBufferPointer(rebasing: raw[(headerSize + urlLength)...])
-            guard Hash128(of: bodyBytes) == checksum else { return nil }
-            return Array(bodyBytes)
-        }
+    /// The body in `file` if it is a complete, intact entry file for `url`; nil for anything else
+    /// (any bytes at all: this never traps).
+    package static func body(of file: [UInt8], for url: ImageURL) -> [UInt8]? {
+        DiskCacheEntry.body(of: file, for: url)
     }
 
     // MARK: - Writing
 
-    /// Stores `bytes` for `url` atomically, then evicts past `capacity`.
-    /// - Throws: `DiskCacheError` when the file cannot be written; the cache is unchanged then.
+    /// Stores `bytes` for `url` atomically, then evicts past `capacity`. A body whose entry would be
+    /// larger than `largestEntry` is not stored (nothing is evicted for it; counted in
+    /// `counters.oversizedSkipped`).
+    /// - Throws: `DiskCacheError` naming the path when the file cannot be written (full disk,
+    ///   immutable or missing folder, a file where `tmp/` or a shard should be), `.tooLarge` for a
+    ///   URL longer than 1 MiB; the cache is unchanged then. Failures are also logged and counted.
     public func store(_ bytes: [UInt8], for url: ImageURL) throws(DiskCacheError) {
-        let key = Hash128(of: url.absoluteString)
         let urlBytes = Array(url.absoluteString.utf8)
-        var file: [UInt8] = []
-        file.reserveCapacity(Self.headerSize + urlBytes.count + bytes.count)
-        file += Self.magic
-        withUnsafeBytes(of: UInt64(bytes.count).littleEndian) { file += $0 }
-        let checksum = Hash128(of: bytes)
-        withUnsafeBytes(of: checksum.high.littleEndian) { file += $0 }
-        withUnsafeBytes(of: checksum.low.littleEndian) { file += $0 }
-        withUnsafeBytes(of: UInt32(urlBytes.count).littleEndian) { file += $0 }
-        file += urlBytes
-        file += bytes
-
-        let path = self.path(for: key)
-        try makeFolder(parent(of: path))
-        var template = Array((folder + "/tmp/entry-XXXXXX").utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw DiskCacheError(path: folder + "/tmp", message: "cannot create a temporary file: \(errnoText())") }
-        let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        var offset = 0
-        while offset < file.count {
-            let written = file.withUnsafeBytes { cacheWrite(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else {
-                let message = errnoText()
-                close(fd)
-                unlink(temporary)
-                throw DiskCacheError(path: path, message: "write failed: \(message)")
-            }
-            offset += written
+        guard urlBytes.count <= DiskCacheEntry.largestURL else {
+            count { $0.writeFailures += 1 }
+            let error = DiskCacheError(path: folder, message: "the URL is \(urlBytes.count) bytes long; the cache stores URLs of at most \(DiskCacheEntry.largestURL) bytes", code: .tooLarge)
+            logger.warning("disk cache: not stored", metadata: ["error": "\(error)"])
+            throw error
         }
-        fchmod(fd, 0o644)
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            let message = errnoText()
-            unlink(temporary)
-            throw DiskCacheError(path: path, message: "rename failed: \(message)")
+        let size = DiskCacheEntry.headerSize + urlBytes.count + bytes.count
+        guard size <= largestEntry else {
+            count { $0.oversizedSkipped += 1 }
+            logger.debug("disk cache: not stored: larger than the largest entry", metadata: ["url": "\(url)", "bytes": "\(size)", "largest": "\(largestEntry)"])
+            return
         }
-        let victims: [Hash128] = index.withLock { index in
-            index.clock += 1
-            if let old = index.entries[key] { index.totalBytes -= old.size }
-            index.entries[key] = Entry(size: file.count, lastUse: index.clock)
-            index.totalBytes += file.count
-            guard index.totalBytes > capacity else { return [] }
-            var victims: [Hash128] = []
-            let target = capacity / 10 * 9
-            for (victim, entry) in index.entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) where victim != key {
-                guard index.totalBytes > target else { break }
-                index.entries[victim] = nil
-                index.totalBytes -= entry.size
-                victims.append(victim)
-            }
-            return victims
+        let key = Hash128(of: url.absoluteString)
+        do {
+            try layout.writeEntry(DiskCacheEntry.encode(body: bytes, url: urlBytes), key: key)
+        } catch {
+            count { $0.writeFailures += 1 }
+            logger.error("disk cache: cannot store an entry", metadata: ["path": "\(error.path)", "error": "\(error.message)", "url": "\(url)"])
+            throw error
         }
-        for victim in victims { unlink(self.path(for: victim)) }
+        refresh()  // other processes' writes and uses count for the capacity and the order
+        let victims: [(key: Hash128, size: Int)] = index.withLock { index in
+            index.store(key, size: size)
+            return evictionVictims(&index, keeping: key)
+        }
+        record([.init(key: key, size: size, operation: .stored)] + victims.map { .init(key: $0.key, size: 0, operation: .removed) })
+        evict(victims)
+        compactIfNeeded()
     }
 
     /// Removes the entry for `url`.
     public func remove(_ url: ImageURL) {
         let key = Hash128(of: url.absoluteString)
-        unlink(path(for: key))
-        forget(key)
+        if let failure = layout.removeEntry(key) { reportRemovalFailure(failure) }
+        forget(key, journaled: true)
     }
 
-    /// Removes every entry (and stray temporary files).
-    public func removeAll() {
-        rebuildIndex()  // also what other processes wrote
-        for key in index.withLock({ $0.entries.keys.map { $0 } }) { unlink(path(for: key)) }
-        for name in listFolder(folder + "/tmp") { unlink(folder + "/tmp/" + name) }
-        index.withLock { $0 = Index() }
+    /// Removes every entry and every stale temporary file, never anything else: only the cache's
+    /// own names, in real (not symbolic-link) shard folders. Returns what was removed and every
+    /// failure (each also logged and counted); what could not be removed stays in the index.
+    @discardableResult
+    public func removeAll() -> ClearReport {
+        let swept = sweep()
+        let removal = layout.removeAllEntries()
+        for failure in removal.failures { reportRemovalFailure(failure) }
+        var failures = (swept.failures + removal.failures).map { DiskCacheError(path: $0.path, message: $0.message, code: .removeFailed) }
+        if let error = rebuildFromFolder() { failures.append(error) }
+        return ClearReport(removed: removal.removed, temporariesRemoved: swept.removed, failures: failures)
     }
 
-    /// Every entry: its URL (read from its header) and size; entries with a damaged header are
-    /// skipped. Only the headers are read.
+    /// Every entry: its URL (read from its header) and size; entries with a damaged header, or not
+    /// regular files, are skipped. Only the headers are read; nothing ever blocks.
     public func entries() -> [(url: String, size: Int)] {
-        let keys = index.withLock { $0.entries.keys.map { $0 } }
-        return keys.compactMap { readURL(path(for: $0)) }.sorted { $0.url < $1.url }
-    }
-
-    /// The URL in the header of the entry at `path`, and the file's size.
-    private func readURL(_ path: String) -> (url: String, size: Int)? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return nil }
-        var header = [UInt8](repeating: 0, count: Self.headerSize)
-        guard header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, Self.headerSize, 0) }) == Self.headerSize,
-              Array(header[0..<8]) == Self.magic else { return nil }
-        let urlLength = header.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: 32, as: UInt32.self).littleEndian) }
-        guard urlLength < 1 << 16, Int(info.st_size) >= Self.headerSize + urlLength else { return nil }
-        var url = [UInt8](repeating: 0, count: urlLength)
-        guard url.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, urlLength, off_t(Self.headerSize)) }) == urlLength else { return nil }
-        return (String(decoding: url, as: UTF8.self), Int(info.st_size))
+        refresh()
+        let keys = index.withLock { $0.byUse.map(\.key) }
+        return keys.compactMap { layout.readHeader($0) }.sorted { $0.url < $1.url }
     }
 
     /// Where the entry for `url` lives (or would): `folder/ab/ab…`, for tools and comparisons.
     public func entryPath(for url: ImageURL) -> String {
-        path(for: Hash128(of: url.absoluteString))
+        layout.entryPath(Hash128(of: url.absoluteString))
     }
 
-    /// `folder/ab/ab…`: the entry's path.
-    func path(for key: Hash128) -> String {
-        let name = key.description
-        return folder + "/" + name.prefix(2) + "/" + name
-    }
+    // MARK: - Index upkeep
 
-    private func forget(_ key: Hash128) {
-        index.withLock { index in
-            if let entry = index.entries.removeValue(forKey: key) { index.totalBytes -= entry.size }
-        }
-    }
-
-    private func rebuildIndex() {
-        var fresh = Index()
-        for shard in listFolder(folder) where shard.count == 2 {
-            for name in listFolder(folder + "/" + shard) {
-                guard let key = Hash128(hex: name) else { continue }
-                var info = stat()
-                guard stat(folder + "/" + shard + "/" + name, &info) == 0 else { continue }
-                #if canImport(Darwin)
-                let modified = UInt64(max(0, info.st_mtimespec.tv_sec))
-                #else
-                let modified = UInt64(max(0, info.st_mtim.tv_sec))
-                #endif
-                fresh.entries[key] = Entry(size: Int(info.st_size), lastUse: modified)
-                fresh.totalBytes += Int(info.st_size)
+    /// Reads what other processes appended to the journal (or the whole of a replaced one).
+    private func refresh() {
+        switch journal.readNew() {
+        case .appended(let records):
+            guard records.count > 0 else { return }
+            index.withLock { index in records.forEach { index.apply($0) } }
+        case .replaced(let snapshot?):
+            let fresh = Self.index(from: snapshot)
+            index.withLock { $0 = fresh }
+        case .replaced(nil):
+            if let error = rebuildFromFolder() {
+                logger.error("disk cache: cannot write the journal", metadata: ["path": "\(error.path)", "error": "\(error.message)"])
             }
         }
-        // Entries used in this process count as newer than any file time.
-        fresh.clock = fresh.entries.values.map(\.lastUse).max() ?? 0
-        index.withLock { $0 = fresh }
     }
 
-    private func readFile(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_size > 0, info.st_size < 1 << 31 else { return nil }
-        let size = Int(info.st_size)
-        var complete = true
-        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-            var offset = 0
-            while offset < size {
-                let count = cacheRead(fd, buffer.baseAddress! + offset, size - offset)
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { break }
-                offset += count
+    /// The index of a journal file: its table, then the records after it.
+    private static func index(from snapshot: DiskCacheJournal.Snapshot) -> DiskCacheIndex {
+        var index = snapshot.index
+        snapshot.tail.forEach { index.apply($0) }
+        return index
+    }
+
+    /// Indexes the folder by listing it (one `fstatat` per entry: only when the journal is new,
+    /// damaged or gone), oldest file first, and writes the journal anew.
+    @discardableResult
+    private func rebuildFromFolder() -> DiskCacheError? {
+        do {
+            try journal.rewrite { _ in
+                let scan = layout.scanEntries()
+                for problem in scan.problems {
+                    logger.warning("disk cache: skipped", metadata: ["path": "\(problem.path)", "error": "\(problem.message)"])
+                }
+                let fresh = DiskCacheIndex(compacting: scan.entries.sorted { $0.modified < $1.modified }.map { ($0.key, $0.size) })
+                index.withLock { $0 = fresh }
+                return fresh
             }
-            complete = offset == size
-            // Bytes past a short read are zeroed so that the array is always initialised.
-            if !complete { (buffer.baseAddress! + offset).initialize(repeating: 0, count: size - offset) }
-            initialized = size
+            return nil
+        } catch {
+            count { $0.writeFailures += 1 }
+            return error
         }
-        return complete ? bytes : nil
     }
 
-    private func listFolder(_ path: String) -> [String] {
-        guard let directory = opendir(path) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { names.append(name) }
+    /// Rewrites the journal (the index's table, records of use as ranks) when more than 4,096
+    /// records plus an eighth of the entries were appended after its table.
+    private func compactIfNeeded() {
+        let live = index.withLock { $0.count }
+        guard journal.recordCount > 4096 + live / 8 else { return }
+        do {
+            try journal.rewrite { change in
+                index.withLock { index in
+                    if case .appended(let records) = change { records.forEach { index.apply($0) } }
+                    index = DiskCacheIndex(compacting: index.byUse)
+                    return index
+                }
+            }
+        } catch {
+            count { $0.writeFailures += 1 }
+            logger.error("disk cache: cannot rewrite the journal", metadata: ["path": "\(error.path)", "error": "\(error.message)"])
         }
-        return names
     }
 
-    private func makeFolder(_ path: String) throws(DiskCacheError) {
-        if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
-        if errno == ENOENT {
-            try makeFolder(parent(of: path))
-            if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
+    private func evictionVictims(_ index: inout DiskCacheIndex, keeping key: Hash128) -> [(key: Hash128, size: Int)] {
+        let held = counts.withLock { $0.temporaryBytesHeld }
+        guard index.totalBytes + held > capacity else { return [] }
+        var victims: [(key: Hash128, size: Int)] = []
+        let target = capacity / 10 * 9
+        for victim in index.byUse where victim.key != key {
+            guard index.totalBytes + held > target else { break }
+            index.remove(victim.key)
+            victims.append(victim)
         }
-        throw DiskCacheError(path: path, message: "cannot create the folder: \(errnoText())")
+        return victims
     }
 
-    private func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
-        return String(path[..<slash])
+    private func evict(_ victims: [(key: Hash128, size: Int)]) {
+        guard !victims.isEmpty else { return }
+        for victim in victims {
+            if let failure = layout.removeEntry(victim.key) { reportRemovalFailure(failure) }
+        }
+        count { $0.evictions += victims.count }
+        logger.info("disk cache: evicted least recently used entries", metadata: [
+            "folder": "\(folder)", "entries": "\(victims.count)", "bytes": "\(victims.reduce(0) { $0 + $1.size })",
+        ])
+    }
+
+    /// Removes stale temporaries: those no live writer holds.
+    @discardableResult
+    private func sweep() -> (removed: Int, failures: [SystemError]) {
+        let result = layout.sweepTemporaries()
+        for failure in result.failures { reportRemovalFailure(failure) }
+        count {
+            $0.temporariesSwept += result.removed
+            $0.temporariesHeld = result.held
+            $0.temporaryBytesHeld = result.heldBytes
+        }
+        if result.removed > 0 {
+            logger.info("disk cache: removed stale temporary files", metadata: ["folder": "\(folder)/tmp", "count": "\(result.removed)"])
+        }
+        return (result.removed, result.failures)
+    }
+
+    private func forget(_ key: Hash128, journaled: Bool = false) {
+        let known = index.withLock { $0.remove(key) != nil }
+        if known || journaled { record([.init(key: key, size: 0, operation: .removed)]) }
+    }
+
+    /// Appends to the journal; a failure is logged and counted (the entry files stay right: the
+    /// journal is then behind until it is rebuilt or compacted).
+    private func record(_ records: [DiskCacheJournal.Record]) {
+        guard let failure = journal.append(records) else { return }
+        count { $0.writeFailures += 1 }
+        logger.error("disk cache: cannot write the journal", metadata: ["path": "\(failure.path)", "error": "\(failure.message)"])
+    }
+
+    private func reportRemovalFailure(_ failure: SystemError) {
+        count { $0.removalFailures += 1 }
+        logger.error("disk cache: cannot remove", metadata: ["path": "\(failure.path)", "error": "\(failure.message)"])
+    }
+
+    private func count(_ change: (inout Counters) -> Void) {
+        counts.withLock(change)
     }
 }
-
-/// The disk cache could not write or create something: the path and the system's message.
-public struct DiskCacheError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The file or folder.
-    public var path: String
-    /// What failed.
-    public var message: String
-
-    /// `path: message`.
-    public var description: String { "\(path): \(message)" }
-}
-
-private func errnoText() -> String { String(cString: strerror(errno)).lowercased() }
-private func cacheRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int { read(fd, buffer, count) }
-private func cacheWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int { write(fd, buffer, count) }

@@ -1,0 +1,472 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The cache's folder on disk: its layout, and every system call that touches it.
+///
+/// ```
+/// <folder>/.imgpolicy-cache      the marker: this folder is a cache (created on first open)
+/// <folder>/journal               the index and access order (DiskCacheJournal)
+/// <folder>/tmp/entry-<16 hex>    temporaries being written (locked by their writer)
+/// <folder>/tmp/journal-<16 hex>  a journal being rewritten
+/// <folder>/ab/ab34…e1            entries: 32 hex digits of the URL's hash, in 256 shards
+/// ```
+///
+/// The folder itself is opened as given (it may be a symbolic link, as `~/.cache` often is);
+/// everything inside it is reached relative to that descriptor (`openat`, `fstatat`, `unlinkat`,
+/// `renameat`) without following a symbolic link (`O_NOFOLLOW`, `AT_SYMLINK_NOFOLLOW`), and only
+/// names of the layout above are ever read or removed. Files are opened `O_NONBLOCK` and checked to
+/// be regular before any read, so a FIFO or a device can never block or be read.
+final class DiskCacheFolder: Sendable {
+    /// The folder's path, as given (without a trailing slash).
+    let path: String
+    /// An open descriptor of the folder.
+    let descriptor: Int32
+    /// The mode of files created (0600 by default); folders get the matching search bits.
+    let fileMode: mode_t
+
+    static let markerName = ".imgpolicy-cache"
+    static let markerText = Array("imgpolicy disk cache: every entry here may be removed at any time\n".utf8)
+    static let journalName = "journal"
+    static let temporaryFolderName = "tmp"
+
+    var folderMode: mode_t { fileMode | ((fileMode & 0o444) >> 2) | 0o700 }
+
+    /// Opens (creating it and its parents if needed) the cache folder at `path`.
+    ///
+    /// A new or empty folder gets the marker. A folder with the marker is a cache. A folder whose
+    /// every name is one a cache of an earlier version used (two-hex-digit shards, `tmp`) is
+    /// adopted (the marker is added). Anything else is refused with `.notACache`.
+    init(path: String, fileMode: mode_t) throws(DiskCacheError) {
+        self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        self.fileMode = fileMode & 0o7777
+        try Self.makeFolders(self.path, mode: fileMode | ((fileMode & 0o444) >> 2) | 0o700)
+        let descriptor = open(self.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw DiskCacheError(path: self.path, message: "cannot open the cache folder: \(errnoText())", code: .openFailed)
+        }
+        self.descriptor = descriptor
+        try checkMarker()
+    }
+
+    deinit { close(descriptor) }
+
+    // MARK: - Names
+
+    /// `ab/ab34…e1`, relative to the folder.
+    static func entryName(_ key: Hash128) -> (shard: String, name: String) {
+        let name = key.description
+        return (String(name.prefix(2)), name)
+    }
+
+    /// The path of the entry for `key`.
+    func entryPath(_ key: Hash128) -> String {
+        let (shard, name) = Self.entryName(key)
+        return path + "/" + shard + "/" + name
+    }
+
+    static func isShardName(_ name: String) -> Bool {
+        name.utf8.count == 2 && name.utf8.allSatisfy(isLowercaseHex)
+    }
+
+    /// `entry-` then 16 hex digits (ours) or 6 letters or digits (an earlier version's `mkstemp`),
+    /// or `journal-` then 16 hex digits.
+    static func isTemporaryName(_ name: String) -> Bool {
+        let utf8 = Array(name.utf8)
+        if name.hasPrefix("entry-") {
+            let suffix = utf8.dropFirst(6)
+            return (suffix.count == 16 && suffix.allSatisfy(isLowercaseHex))
+                || (suffix.count == 6 && suffix.allSatisfy { isLowercaseHex($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) })
+        }
+        if name.hasPrefix("journal-") {
+            let suffix = utf8.dropFirst(8)
+            return suffix.count == 16 && suffix.allSatisfy(isLowercaseHex)
+        }
+        return false
+    }
+
+    private static func isLowercaseHex(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte)
+    }
+
+    static func randomSuffix() -> String {
+        let digits = String(UInt64.random(in: .min ... .max), radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    // MARK: - Marker
+
+    private func checkMarker() throws(DiskCacheError) {
+        var info = stat()
+        if fstatat(descriptor, Self.markerName, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+            guard Self.isRegular(info) else {
+                throw DiskCacheError(path: path + "/" + Self.markerName, message: "the cache marker is not a regular file: not a cache folder; nothing in it is read or removed", code: .notACache)
+            }
+            return
+        }
+        guard let names = Self.names(in: descriptor) else {
+            throw DiskCacheError(path: path, message: "cannot read the cache folder: \(errnoText())", code: .openFailed)
+        }
+        let adoptable = names.allSatisfy { name in
+            guard Self.isShardName(name) || name == Self.temporaryFolderName || name == Self.journalName else { return false }
+            var info = stat()
+            guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return false }
+            return name == Self.journalName ? Self.isRegular(info) : Self.isFolder(info)
+        }
+        guard adoptable else {
+            throw DiskCacheError(path: path, message: "not a cache folder (not empty, and no \(Self.markerName) marker): nothing in it is read or removed; choose an empty or new folder", code: .notACache)
+        }
+        try writeWhole(Self.markerText, name: Self.markerName)
+    }
+
+    /// Writes `bytes` to `name` in the folder through a temporary file and a rename.
+    private func writeWhole(_ bytes: [UInt8], name: String) throws(DiskCacheError) {
+        let temporary = name + ".new-" + Self.randomSuffix()
+        let fd = openat(descriptor, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fileMode)
+        guard fd >= 0 else { throw DiskCacheError(path: path + "/" + name, message: "cannot create: \(errnoText())") }
+        let written = Self.writeAll(fd, bytes)
+        fchmod(fd, fileMode)
+        close(fd)
+        guard written == nil, renameat(descriptor, temporary, descriptor, name) == 0 else {
+            let reason = written ?? errnoText()
+            unlinkat(descriptor, temporary, 0)
+            throw DiskCacheError(path: path + "/" + name, message: "cannot write: \(reason)")
+        }
+    }
+
+    // MARK: - Subfolders
+
+    /// Opens the subfolder `name` (a shard or `tmp`), creating it when asked; never through a
+    /// symbolic link. Returns the descriptor, or the errno.
+    func openSubfolder(_ name: String, create: Bool) -> Result<Int32, SystemError> {
+        if create && mkdirat(descriptor, name, folderMode) != 0 && errno != EEXIST {
+            return .failure(SystemError(path: path + "/" + name, errno: errno, action: "cannot create the folder"))
+        }
+        let fd = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            let reason = code == ELOOP ? "is a symbolic link, not a folder (not followed)" : code == ENOTDIR ? "is not a folder" : "cannot open the folder"
+            return .failure(SystemError(path: path + "/" + name, errno: code, action: reason))
+        }
+        return .success(fd)
+    }
+
+    /// The names in the folder open at `fd` (without `.` and `..`), or nil when it cannot be read.
+    static func names(in fd: Int32) -> [String]? {
+        let copy = dup(fd)
+        guard copy >= 0 else { return nil }
+        guard let directory = fdopendir(copy) else {
+            close(copy)
+            return nil
+        }
+        defer { closedir(directory) }
+        rewinddir(directory)
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    // MARK: - Entries
+
+    /// What reading an entry found.
+    enum ReadOutcome {
+        case missing
+        /// A regular file's bytes.
+        case bytes([UInt8])
+        /// Something other than a regular file under an entry's name (a FIFO, a device, a folder,
+        /// a symbolic link); its name was removed when it could be (`removal` is the failure).
+        case notRegular(kind: String, removal: SystemError?)
+        case failed(SystemError)
+    }
+
+    /// Reads the entry for `key`: never opens anything but a regular file inside a real shard
+    /// folder, and never blocks on one that is not.
+    func readEntry(_ key: Hash128) -> ReadOutcome {
+        let (shard, name) = Self.entryName(key)
+        let shardFD = openat(descriptor, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard shardFD >= 0 else {
+            return errno == ENOENT ? .missing : .failed(SystemError(path: path + "/" + shard, errno: errno, action: "cannot open the shard folder"))
+        }
+        defer { close(shardFD) }
+        var info = stat()
+        guard fstatat(shardFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+            return errno == ENOENT ? .missing : .failed(SystemError(path: entryPath(key), errno: errno, action: "cannot read"))
+        }
+        guard Self.isRegular(info) else { return removeNonRegular(info, shardFD: shardFD, key: key) }
+        let fd = openat(shardFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            return errno == ENOENT ? .missing : .failed(SystemError(path: entryPath(key), errno: errno, action: "cannot open"))
+        }
+        defer { close(fd) }
+        // Swapped for something else since fstatat: check again on the open file.
+        guard fstat(fd, &info) == 0 else { return .failed(SystemError(path: entryPath(key), errno: errno, action: "cannot read")) }
+        guard Self.isRegular(info) else { return removeNonRegular(info, shardFD: shardFD, key: key) }
+        guard info.st_size >= 0, info.st_size < 1 << 31 else { return .bytes([]) }
+        return Self.readAll(fd, size: Int(info.st_size)).map(ReadOutcome.bytes) ?? .bytes([])
+    }
+
+    private func removeNonRegular(_ info: stat, shardFD: Int32, key: Hash128) -> ReadOutcome {
+        let kind = Self.kind(info)
+        guard !Self.isFolder(info) else { return .notRegular(kind: kind, removal: SystemError(path: entryPath(key), errno: EISDIR, action: "cannot remove (a folder under an entry's name)")) }
+        if unlinkat(shardFD, Self.entryName(key).name, 0) != 0 && errno != ENOENT {
+            return .notRegular(kind: kind, removal: SystemError(path: entryPath(key), errno: errno, action: "cannot remove"))
+        }
+        return .notRegular(kind: kind, removal: nil)
+    }
+
+    /// The URL length and size of the entry for `key`, reading only its header (for listings).
+    func readHeader(_ key: Hash128) -> (url: String, size: Int)? {
+        let (shard, name) = Self.entryName(key)
+        let shardFD = openat(descriptor, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard shardFD >= 0 else { return nil }
+        defer { close(shardFD) }
+        var info = stat()
+        guard fstatat(shardFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0, Self.isRegular(info) else { return nil }
+        let fd = openat(shardFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard fstat(fd, &info) == 0, Self.isRegular(info), info.st_size >= 0, info.st_size < 1 << 40 else { return nil }
+        let size = Int(info.st_size)
+        var header = [UInt8](repeating: 0, count: DiskCacheEntry.headerSize)
+        guard header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, DiskCacheEntry.headerSize, 0) }) == DiskCacheEntry.headerSize,
+              let urlLength = header.withUnsafeBytes({ DiskCacheEntry.urlLength(header: $0, fileSize: size) }) else { return nil }
+        var url = [UInt8](repeating: 0, count: urlLength)
+        guard url.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, urlLength, off_t(DiskCacheEntry.headerSize)) }) == urlLength else { return nil }
+        return (String(decoding: url, as: UTF8.self), size)
+    }
+
+    /// Writes `file` as the entry for `key`: a temporary file in `tmp/` (locked with `flock` while
+    /// it is written, so that no sweeper removes it), then a rename over the entry.
+    func writeEntry(_ file: [UInt8], key: Hash128) throws(DiskCacheError) {
+        let (shard, name) = Self.entryName(key)
+        let shardFD: Int32
+        switch openSubfolder(shard, create: true) {
+        case .success(let fd): shardFD = fd
+        case .failure(let error): throw error.cacheError
+        }
+        defer { close(shardFD) }
+        let temporaryFD: Int32
+        switch openSubfolder(Self.temporaryFolderName, create: true) {
+        case .success(let fd): temporaryFD = fd
+        case .failure(let error): throw error.cacheError
+        }
+        defer { close(temporaryFD) }
+        let (fd, temporary) = try createTemporary(in: temporaryFD, prefix: "entry-")
+        defer { close(fd) }  // also releases the lock, after the rename
+        let temporaryPath = path + "/tmp/" + temporary
+        if let reason = Self.writeAll(fd, file) {
+            unlinkat(temporaryFD, temporary, 0)
+            throw DiskCacheError(path: temporaryPath, message: "cannot write the entry \(entryPath(key)): \(reason)")
+        }
+        if fchmod(fd, fileMode) != 0 {
+            let reason = errnoText()
+            unlinkat(temporaryFD, temporary, 0)
+            throw DiskCacheError(path: temporaryPath, message: "cannot set the mode: \(reason)")
+        }
+        guard renameat(temporaryFD, temporary, shardFD, name) == 0 else {
+            let reason = errnoText()
+            unlinkat(temporaryFD, temporary, 0)
+            throw DiskCacheError(path: entryPath(key), message: "cannot rename \(temporaryPath) over the entry: \(reason)")
+        }
+    }
+
+    /// Creates a new temporary file `<prefix><16 hex>` in the folder open at `folderFD`, locked.
+    func createTemporary(in folderFD: Int32, prefix: String) throws(DiskCacheError) -> (fd: Int32, name: String) {
+        for _ in 0..<8 {
+            let name = prefix + Self.randomSuffix()
+            let fd = openat(folderFD, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fileMode)
+            if fd < 0 && errno == EEXIST { continue }
+            guard fd >= 0 else {
+                throw DiskCacheError(path: path + "/tmp/" + name, message: "cannot create a temporary file: \(errnoText())")
+            }
+            // A sweeper in another process may have locked and removed it between the two calls:
+            // then it has no name any more, and another is made.
+            var info = stat()
+            guard flock(fd, LOCK_EX) == 0, fstat(fd, &info) == 0, info.st_nlink > 0 else {
+                close(fd)
+                continue
+            }
+            return (fd, name)
+        }
+        throw DiskCacheError(path: path + "/tmp", message: "cannot create a temporary file")
+    }
+
+    /// Removes the entry for `key` (a missing one is not a failure).
+    func removeEntry(_ key: Hash128) -> SystemError? {
+        let (shard, name) = Self.entryName(key)
+        let shardFD = openat(descriptor, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard shardFD >= 0 else {
+            return errno == ENOENT ? nil : SystemError(path: path + "/" + shard, errno: errno, action: "cannot open the shard folder")
+        }
+        defer { close(shardFD) }
+        return removeEntryName(name, in: shardFD, shard: shard)
+    }
+
+    private func removeEntryName(_ name: String, in shardFD: Int32, shard: String) -> SystemError? {
+        if unlinkat(shardFD, name, 0) == 0 || errno == ENOENT { return nil }
+        return SystemError(path: path + "/" + shard + "/" + name, errno: errno, action: "cannot remove")
+    }
+
+    /// Calls `body` with each entry name (32 hex digits, in the shard its first two name) and
+    /// its `lstat`, in every real shard folder (no symbolic link followed); returns the shards
+    /// that could not be opened.
+    private func forEachEntry(_ body: (_ shardFD: Int32, _ shard: String, _ name: String, _ key: Hash128, _ info: stat) -> Void) -> [SystemError] {
+        var problems: [SystemError] = []
+        for shard in (Self.names(in: descriptor) ?? []) where Self.isShardName(shard) {
+            let shardFD: Int32
+            switch openSubfolder(shard, create: false) {
+            case .success(let fd): shardFD = fd
+            case .failure(let error):
+                problems.append(error)
+                continue
+            }
+            defer { close(shardFD) }
+            for name in Self.names(in: shardFD) ?? [] {
+                guard name.hasPrefix(shard), let key = Hash128(hex: name), key.description == name else { continue }
+                var info = stat()
+                guard fstatat(shardFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+                body(shardFD, shard, name, key, info)
+            }
+        }
+        return problems
+    }
+
+    /// Every regular entry file, with its size and modification time (an `fstatat` each: only
+    /// when the journal must be rebuilt), and the shards that could not be opened.
+    func scanEntries() -> (entries: [(key: Hash128, size: Int, modified: Int)], problems: [SystemError]) {
+        var entries: [(key: Hash128, size: Int, modified: Int)] = []
+        let problems = forEachEntry { _, _, _, key, info in
+            guard Self.isRegular(info) else { return }
+            #if canImport(Darwin)
+            let modified = Int(info.st_mtimespec.tv_sec)
+            #else
+            let modified = Int(info.st_mtim.tv_sec)
+            #endif
+            entries.append((key, Int(info.st_size), modified))
+        }
+        return (entries, problems)
+    }
+
+    /// Removes every entry name in every real shard folder (regular or not, never a folder):
+    /// the count removed and each failure.
+    func removeAllEntries() -> (removed: Int, failures: [SystemError]) {
+        var removed = 0
+        var failures: [SystemError] = []
+        failures += forEachEntry { shardFD, shard, name, _, info in
+            guard !Self.isFolder(info) else { return }
+            if let failure = removeEntryName(name, in: shardFD, shard: shard) { failures.append(failure) } else { removed += 1 }
+        }
+        return (removed, failures)
+    }
+
+    // MARK: - Temporaries
+
+    /// Removes the cache's own temporary files that no live writer holds (those it can lock at
+    /// once); the ones still held are counted, with their bytes.
+    func sweepTemporaries() -> (removed: Int, held: Int, heldBytes: Int, failures: [SystemError]) {
+        var result = (removed: 0, held: 0, heldBytes: 0, failures: [SystemError]())
+        let folderFD: Int32
+        switch openSubfolder(Self.temporaryFolderName, create: false) {
+        case .success(let fd): folderFD = fd
+        case .failure(let error):
+            if error.errno != ENOENT { result.failures.append(error) }
+            return result
+        }
+        defer { close(folderFD) }
+        for name in Self.names(in: folderFD) ?? [] where Self.isTemporaryName(name) {
+            let fd = openat(folderFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            var info = stat()
+            guard fstat(fd, &info) == 0, Self.isRegular(info) else { continue }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                result.held += 1
+                result.heldBytes += Int(info.st_size)
+                continue
+            }
+            // Only the very file locked: a writer may have renamed it away meanwhile.
+            var current = stat()
+            guard fstatat(folderFD, name, &current, AT_SYMLINK_NOFOLLOW) == 0, current.st_ino == info.st_ino, current.st_dev == info.st_dev else { continue }
+            if unlinkat(folderFD, name, 0) == 0 {
+                result.removed += 1
+            } else if errno != ENOENT {
+                result.failures.append(SystemError(path: path + "/tmp/" + name, errno: errno, action: "cannot remove the stale temporary file"))
+            }
+        }
+        return result
+    }
+
+    // MARK: - Files
+
+    static func isRegular(_ info: stat) -> Bool { (info.st_mode & S_IFMT) == S_IFREG }
+    static func isFolder(_ info: stat) -> Bool { (info.st_mode & S_IFMT) == S_IFDIR }
+
+    static func kind(_ info: stat) -> String {
+        switch info.st_mode & S_IFMT {
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        case S_IFLNK: "a symbolic link"
+        case S_IFDIR: "a folder"
+        default: "not a regular file"
+        }
+    }
+
+    /// Writes all of `bytes`; nil, or the reason it failed.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> String? {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return written == 0 ? "nothing written" : errnoText() }
+            offset += written
+        }
+        return nil
+    }
+
+    /// Reads exactly `size` bytes from the start of `fd`, or nil when the file is shorter.
+    static func readAll(_ fd: Int32, size: Int) -> [UInt8]? {
+        guard size > 0 else { return [] }
+        var complete = true
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var offset = 0
+            while offset < size {
+                let count = pread(fd, buffer.baseAddress! + offset, size - offset, off_t(offset))
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                offset += count
+            }
+            complete = offset == size
+            if !complete { (buffer.baseAddress! + offset).initialize(repeating: 0, count: size - offset) }
+            initialized = size
+        }
+        return complete ? bytes : nil
+    }
+
+    private static func makeFolders(_ path: String, mode: mode_t) throws(DiskCacheError) {
+        if mkdir(path, mode) == 0 || errno == EEXIST { return }
+        if errno == ENOENT, let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+            try makeFolders(String(path[..<slash]), mode: mode)
+            if mkdir(path, mode) == 0 || errno == EEXIST { return }
+        }
+        throw DiskCacheError(path: path, message: "cannot create the folder: \(errnoText())", code: .openFailed)
+    }
+}
+
+/// A failed system call on a path.
+struct SystemError: Error, Sendable {
+    var path: String
+    var errno: Int32
+    var action: String
+
+    var message: String { "\(action): \(String(cString: strerror(errno)).lowercased())" }
+    var cacheError: DiskCacheError { DiskCacheError(path: path, message: message) }
+}
+
+func errnoText() -> String { String(cString: strerror(errno)).lowercased() }

@@ -1,0 +1,42 @@
+@testable import Fetch
+import Testing
+
+/// The in-memory index's hash table against a `Dictionary`, through random stores, uses and
+/// removals (removal shifts members of a probe run back: the part that is easy to get wrong).
+struct DiskCacheIndexTableTests {
+    @Test(arguments: [1, 2, 3])
+    func behavesLikeADictionary(_ seed: UInt64) {
+        var generator = SeededGenerator(seed: seed)
+        var table = DiskCacheIndex()
+        var model: [Hash128: Int] = [:]
+        // Few distinct keys, so that stores, uses and removals hit the same ones often.
+        let keys = (0..<600).map { _ in Hash128(high: generator.next(), low: generator.next()) }
+        for _ in 0..<20_000 {
+            let key = keys[Int.random(in: 0..<keys.count, using: &generator)]
+            switch Int.random(in: 0..<3, using: &generator) {
+            case 0:
+                let size = Int.random(in: 1...1000, using: &generator)
+                table.store(key, size: size)
+                model[key] = size
+            case 1:
+                #expect(table.use(key) == (model[key] != nil))
+            default:
+                #expect(table.remove(key) == model.removeValue(forKey: key))
+            }
+        }
+        #expect(table.count == model.count)
+        #expect(table.totalBytes == model.values.reduce(0, +))
+        for key in keys { #expect(table[key]?.size == model[key]) }
+        #expect(Set(table.byUse.map(\.key)) == Set(model.keys))
+    }
+
+    @Test func byUseIsLeastRecentlyUsedFirst() {
+        var table = DiskCacheIndex()
+        let a = Hash128(of: "a"), b = Hash128(of: "b"), c = Hash128(of: "c")
+        table.store(a, size: 1)
+        table.store(b, size: 2)
+        table.store(c, size: 3)
+        table.use(a)
+        #expect(table.byUse.map(\.key) == [b, c, a])
+    }
+}
