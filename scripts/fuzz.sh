@@ -108,7 +108,7 @@ for i in "${!targets[@]}"; do
         failed=1
         artifact=$(grep -o 'Test unit written to .*' "$log" | tail -1 | sed 's/Test unit written to //' || true)
         printf '%-12s CRASHED  %10s executions; input: %s\n' "$name" "${runs:-?}" "${artifact:-see $log}"
-        grep -m 3 -E 'Fatal error|ERROR: |runtime failure|precondition' "$log" | sed 's/^/             /' || true
+        grep -a -i -m 3 -E 'fatal error|precondition failed|assertion failed|ERROR: |runtime failure' "$log" | sed 's/^/             /' || true
     fi
 done
 exit "$failed"

@@ -2,7 +2,8 @@
 // Built and run by scripts/fuzz.sh.
 //
 // Beyond "never traps", it checks what the parser promises: a document it accepts is written
-// back by JSONWriter (pretty and compact) as text that parses to an equal value.
+// back by JSONWriter (pretty and compact) as text that parses to an equal value, and a syntax
+// error's message (printed to a terminal) holds no control character from the input.
 @testable import Policy
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -12,8 +13,9 @@ public func jsonFuzzTarget(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
     do {
         value = try JSONParser().parse(bytes)
     } catch {
-        _ = JSONParser.SyntaxError(line: error.line, message: error.message)
         precondition(error.line >= 1, "a syntax error names no line")
+        precondition(!error.message.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
+                     "a syntax error's message holds a control character: \(error.message.debugDescription)")
         return 0
     }
     _ = value.hashValue
