@@ -5,7 +5,7 @@
 #
 # The package's modules are built once by SwiftPM with coverage and AddressSanitizer
 # (--sanitize=fuzzer --sanitize=address, -enable-testing for the internal entry points) into
-# .build-fuzz/; each target (Fuzz/<name>/*.swift) is then linked against the objects of the
+# .build-fuzz/; each target (Fuzz/<name>/*.swift, with Fuzz/Shared/*.swift) is then linked against the objects of the
 # modules it needs. Targets run FUZZ_JOBS at a time (default: the number of cores), each with
 # its seed corpus (Fuzz/<name>/corpus, read only) and a working corpus in .build-fuzz/corpus/.
 #
@@ -66,7 +66,7 @@ build_target() {
         esac
     done
     swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 -g -use-ld=lld -I "$bin/Modules" \
-        "${extra[@]}" "$root/Fuzz/$name/"*.swift "${objects[@]}" -o "$root/.build-fuzz/fuzz/$name"
+        "${extra[@]}" "$root/Fuzz/$name/"*.swift "$root/Fuzz/Shared/"*.swift "${objects[@]}" -o "$root/.build-fuzz/fuzz/$name"
 }
 
 for name in "${targets[@]}"; do
@@ -108,7 +108,8 @@ for i in "${!targets[@]}"; do
         failed=1
         artifact=$(grep -o 'Test unit written to .*' "$log" | tail -1 | sed 's/Test unit written to //' || true)
         printf '%-12s CRASHED  %10s executions; input: %s\n' "$name" "${runs:-?}" "${artifact:-see $log}"
-        grep -a -i -m 3 -E 'fatal error|precondition failed|assertion failed|ERROR: |runtime failure' "$log" | sed 's/^/             /' || true
+        { grep -a -i -m 3 -E 'fatal error|precondition failed|assertion failed|ERROR: |runtime failure' "$log"
+          grep -a -m 1 "$root/Sources/" "$log"; } | sed 's/^ */             /' || true
     fi
 done
 exit "$failed"

@@ -2,8 +2,10 @@
 // Built and run by scripts/fuzz.sh.
 //
 // A policy that loads must decide every input it can see (its truth table), explain any of them,
-// and check its own cases, without trapping.
+// and check its own cases, without trapping; read from a file (ImagePolicy.load) it is the same.
 import Policy
+
+private let file = FuzzInputFile(named: "fuzz.json")
 
 private let item = ImageItem(id: "fuzz", original: ImageURL("https://example.com/o.png")!,
                              thumbnail: ImageURL("https://example.com/t.png"))
@@ -18,6 +20,10 @@ public func policyFuzzTarget(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CIn
     } catch {
         _ = error.description
         return 0
+    }
+    file.write(data, count)
+    guard let fromFile = try? ImagePolicy.load(contentsOf: file.path), fromFile.rules == policy.rules else {
+        preconditionFailure("the file reads otherwise than its bytes")
     }
     for (input, outcome) in policy.truthTable() {
         precondition(policy.rules.indices.contains(outcome.ruleIndex))

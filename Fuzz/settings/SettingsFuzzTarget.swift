@@ -1,36 +1,16 @@
 // libFuzzer target: a settings file (`--settings FILE`, `~/.config/imgpolicy/settings.json`) as
 // FileSettingsStore reads and rewrites it. Built and run by scripts/fuzz.sh.
 //
-// The input is written to a file (in /dev/shm when there is one, so that the store's fsync
-// costs little); the store reads every value, then sets one key, which rewrites the file, and
-// reads it back: the other keys must keep their values.
-#if canImport(Glibc)
-import Glibc
-#endif
+// The input is written to a file (FuzzInputFile); the store reads every value, then sets one
+// key, which rewrites the file, and reads it back: the other keys must keep their values.
 import Policy
 
-private let folder: String = {
-    let base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"
-    var template = Array("\(base)/imgpolicy-fuzz-settings-XXXXXX".utf8CString)
-    guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-        fatalError("cannot create a folder in \(base)")
-    }
-    return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}()
+private let file = FuzzInputFile(named: "settings.json")
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func settingsFuzzTarget(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    let path = folder + "/settings.json"
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { fatalError("cannot write \(path)") }
-    var written = 0
-    while written < count, let data {
-        let n = write(fd, data + written, count - written)
-        guard n > 0 else { fatalError("cannot write \(path)") }
-        written += n
-    }
-    close(fd)
-
+    file.write(data, count)
+    let path = file.path
     let store = FileSettingsStore(path: path)
     let before: [String: SettingValue]
     do {
