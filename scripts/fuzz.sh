@@ -20,28 +20,40 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 [ -d /opt/swift/usr/bin ] && export PATH=/opt/swift/usr/bin:$PATH
 
-all_targets=(json item policy settings sniff cache-entry)
+# A target is a folder Fuzz/<name>/ with its Swift files, a seed corpus (corpus/) and a file
+# `modules` naming the package's modules it links, in dependency order ("Locking Policy").
+all_targets=()
+for folder in Fuzz/*/; do
+    [ -f "$folder/modules" ] && all_targets+=("$(basename "$folder")")
+done
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
-# The modules each target links, in dependency order.
 modules_of() {
-    case "$1" in
-        json|item|policy|settings) echo "Locking Policy" ;;
-        sniff|cache-entry) echo "Locking Policy CCurl Logging Fetch" ;;
-        *) echo "scripts/fuzz.sh: unknown target $1 (known: ${all_targets[*]})" >&2; return 1 ;;
-    esac
+    if [ ! -f "$root/Fuzz/$1/modules" ]; then
+        echo "scripts/fuzz.sh: unknown target $1 (known: ${all_targets[*]})" >&2
+        return 1
+    fi
+    cat "$root/Fuzz/$1/modules"
 }
 
 build_flags=(--build-path "$root/.build-fuzz" --sanitize=fuzzer --sanitize=address -Xswiftc -enable-testing)
 mkdir -p "$root/.build-fuzz"
-echo "building the package's modules with -sanitize=fuzzer,address ..."
-if ! swift build "${build_flags[@]}" --target Fetch >"$root/.build-fuzz/build.log" 2>&1; then
-    cat "$root/.build-fuzz/build.log" >&2
-    echo "scripts/fuzz.sh: building the modules failed" >&2
-    exit 1
-fi
+# Building the last module a target names builds the ones it depends on.
+tops=()
+for name in "${targets[@]}"; do
+    top=$(modules_of "$name" | awk '{ print $NF }')
+    [[ " ${tops[*]} " == *" $top "* ]] || tops+=("$top")
+done
+echo "building ${tops[*]} with -sanitize=fuzzer,address ..."
+for top in "${tops[@]}"; do
+    if ! swift build "${build_flags[@]}" --target "$top" >"$root/.build-fuzz/build.log" 2>&1; then
+        cat "$root/.build-fuzz/build.log" >&2
+        echo "scripts/fuzz.sh: building $top failed" >&2
+        exit 1
+    fi
+done
 
 bin=$(swift build "${build_flags[@]}" --show-bin-path)
 mkdir -p "$root/.build-fuzz/fuzz"
@@ -70,7 +82,6 @@ build_target() {
 }
 
 for name in "${targets[@]}"; do
-    modules_of "$name" >/dev/null
     echo "linking $name ..."
     build_target "$name"
 done
