@@ -20,7 +20,7 @@ struct CrashSafetyTests {
         // The series proves something only if kills hit running fetches and entries were served.
         #expect(run.killedWhileRunning >= CrashSafetyRun.rounds / 2, "only \(run.killedWhileRunning) kills hit a running process")
         #expect(run.killsDuringWrites >= 1, "no kill landed while a cache entry was being written")
-        #expect(run.entriesRead >= 200, "only \(run.entriesRead) cached entries were read back")
+        #expect(run.entriesRead >= 100, "only \(run.entriesRead) cached entries were read back")
         #expect(run.outputsCompared >= CrashSafetyRun.rounds, "only \(run.outputsCompared) --output files were compared")
     }
 
@@ -34,7 +34,7 @@ struct CrashSafetyTests {
 /// The outcome of the series: 30 rounds, each starting `imgpolicy --fetch --network wifi` on 300
 /// images and killing it (SIGKILL) at a random moment, then checking the cache as later runs see it.
 ///
-/// - The moment: once the server has answered a random number of this round's requests (so that
+/// - The moment: once the server has received a random number of this round's requests (so that
 ///   transfers and disk writes are under way), plus a random 0–2 ms. The generator is seeded: a
 ///   failure replays with the same choices.
 /// - Three rounds in a row share one set of 300 URLs (and the cache holds all of them), so that a
