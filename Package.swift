@@ -46,7 +46,7 @@ let package = Package(
         // Helpers shared by the test targets: temporary folders, the package's paths, processes.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "PolicyUserDefaults", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["Policy", "TestSupport", "cli"]),
+        .testTarget(name: "CLITests", dependencies: ["Policy", "Fetch", "TestSupport", "cli"]),
         .testTarget(
             name: "FetchTests",
             dependencies: [

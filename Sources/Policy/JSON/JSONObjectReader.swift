@@ -19,7 +19,7 @@ struct JSONObjectReader {
         self.line = value.line
         self.members = members
         if let extra = members.first(where: { !keys.contains($0.key) }) {
-            throw error("unknown key \"\(extra.key)\" (expected \(quotedList(keys)))", at: extra.value)
+            throw error("unknown key \(JSONWriter.quoted(extra.key)) (expected \(quotedList(keys)))", at: extra.value)
         }
     }
 

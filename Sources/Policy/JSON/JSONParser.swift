@@ -135,10 +135,10 @@ private struct Cursor {
                 throw fail("unexpected \(describe(bytes[index])), expected a key in double quotes")
             }
             let key = try parseString()
-            guard seen.insert(key).inserted else { throw fail("duplicate key \"\(key)\"") }
+            guard seen.insert(key).inserted else { throw fail("duplicate key \(JSONWriter.quoted(key))") }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
-                throw fail("expected ':' after the key \"\(key)\"")
+                throw fail("expected ':' after the key \(JSONWriter.quoted(key))")
             }
             index += 1
             skipWhitespace()
@@ -264,7 +264,8 @@ private struct Cursor {
                     guard let scalar = Unicode.Scalar(code) else { throw fail("invalid \\u escape") }
                     scalars.append(scalar)
                 default:
-                    throw fail("invalid escape \\\(Character(Unicode.Scalar(escape))) in a string")
+                    throw fail(escape >= 0x21 && escape < 0x7F ? "invalid escape \\\(Character(Unicode.Scalar(escape))) in a string"
+                                                            : "invalid escape: a backslash followed by \(describe(escape)) in a string")
                 }
                 runStart = index
                 continue

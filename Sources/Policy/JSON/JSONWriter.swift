@@ -49,7 +49,17 @@ public enum JSONWriter {
         }
     }
 
-    /// Appends `text` as a JSON string literal.
+    /// `text` as a JSON string literal, for messages that quote a key or value read from a file:
+    /// control characters come out escaped (`"\u001b[2J"`), so the message stays on one line and
+    /// sends nothing raw to a terminal.
+    static func quoted(_ text: String) -> String {
+        var out = ""
+        writeString(text, into: &out)
+        return out
+    }
+
+    /// Appends `text` as a JSON string literal; every control character (C0, DEL, C1) and the
+    /// line separators U+2028/U+2029 are escaped.
     static func writeString(_ text: String, into out: inout String) {
         out += "\""
         for scalar in text.unicodeScalars {
@@ -59,7 +69,7 @@ public enum JSONWriter {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case let c where c.value < 0x20 || c.value == 0x7F || c.value == 0x2028 || c.value == 0x2029:
+            case let c where c.value < 0x20 || (0x7F...0x9F).contains(c.value) || c.value == 0x2028 || c.value == 0x2029:
                 let hex = String(c.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)
