@@ -109,6 +109,20 @@ struct DiskCacheSafetyTests {
         #expect(try legacy.read("ab/ignored") == "x")  // not an entry's name: left alone
     }
 
+    @Test func manyFirstOpensOfOneNewFolderAtOnceAllSucceed() throws {
+        // Processes started together (two `imgpolicy --fetch` on a new --cache-dir) race to write
+        // the marker: none may take the other's half-made marker for a foreign folder.
+        for round in 0..<300 {
+            let folder = TemporaryFolder()
+            let path = folder.file("cache-\(round)")
+            let failures = LockedList<String>()
+            DispatchQueue.concurrentPerform(iterations: 8) { _ in
+                do { _ = try DiskCache(folder: path) } catch { failures.append("\(error)") }
+            }
+            #expect(failures.values.isEmpty, "round \(round): \(failures.values)")
+        }
+    }
+
     @Test func symbolicLinksForTmpOrAShardAreNeverFollowed() throws {
         let outside = TemporaryFolder()
         let victimEntry = "0123456789abcdef0123456789abcdef"

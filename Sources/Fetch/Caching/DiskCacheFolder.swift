@@ -110,11 +110,17 @@ final class DiskCacheFolder: Sendable {
             throw DiskCacheError(path: path, message: "cannot read the cache folder: \(errnoText())", code: .openFailed)
         }
         let adoptable = names.allSatisfy { name in
-            guard Self.isShardName(name) || name == Self.temporaryFolderName || name == Self.journalName else { return false }
+            // Another process opening the same new folder at this moment may be writing the
+            // marker (its temporary) or the journal: those names are a cache's too.
+            let isFile = name == Self.journalName || name.hasPrefix(Self.markerName + ".new-")
+            guard Self.isShardName(name) || name == Self.temporaryFolderName || isFile else { return false }
             var info = stat()
-            guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return false }
-            return name == Self.journalName ? Self.isRegular(info) : Self.isFolder(info)
+            // A name gone since the listing (a temporary renamed) proves nothing against the folder.
+            guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return errno == ENOENT }
+            return isFile ? Self.isRegular(info) : Self.isFolder(info)
         }
+        // The marker may have appeared since it was looked for (another process's first open).
+        if !adoptable, fstatat(descriptor, Self.markerName, &info, AT_SYMLINK_NOFOLLOW) == 0, Self.isRegular(info) { return }
         guard adoptable else {
             throw DiskCacheError(path: path, message: "not a cache folder (not empty, and no \(Self.markerName) marker): nothing in it is read or removed; choose an empty or new folder", code: .notACache)
         }
