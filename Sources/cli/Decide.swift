@@ -74,7 +74,7 @@ struct Decide: AsyncParsableCommand {
         var transport: CurlTransport?
         if fetch {
             transport = CurlTransport()
-            pipeline = ImagePipeline(downloader: transport!, disk: try cache.open())
+            pipeline = ImagePipeline(downloader: transport!, disk: try cache.open(), diskWrites: .waitWhenFull)
         }
         defer { transport?.shutdown() }
         let knownCache: any CacheInspecting
@@ -99,7 +99,7 @@ struct Decide: AsyncParsableCommand {
             if !fetch { output += (json ? jsonLine(decision) : textLine(decision, item: item)) + "\n" }
         }
         if let pipeline {
-            let results = await FetchRun(pipeline: pipeline, json: json).run(items: items, decisions: decisions)
+            let results = await FetchRun(pipeline: pipeline, json: json, policy: policy, network: state, settings: resolved).run(items: items, decisions: decisions)
             await pipeline.flush()
             output += results.lines.joined()
             FileHandle.standardOutput.write(Data(output.utf8))

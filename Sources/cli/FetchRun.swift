@@ -4,9 +4,28 @@ import Policy
 
 /// Carries out decisions for `imgpolicy --fetch`: all items at once, with progress on a terminal,
 /// one line per item in item order, and the failure to exit with.
+///
+/// Loads go through an `ImageLoader` over the run's one network state and settings, so that a
+/// "show cached" decision whose cached copy proves unreadable (another process cleared or evicted
+/// it meanwhile) is made again instead of failing as offline. After every item, the disk writes
+/// are flushed; each distinct failed write is reported on one line and the run exits 74.
 struct FetchRun {
-    let pipeline: ImagePipeline
+    let loader: ImageLoader
     let json: Bool
+
+    var pipeline: ImagePipeline { loader.pipeline }
+
+    /// A run over `pipeline` that decides again, when it must, with `policy`, the network state
+    /// read once for the run and the resolved settings (with the command's `--set` overrides).
+    init(pipeline: ImagePipeline, json: Bool, policy: ImagePolicy, network: NetworkState, settings: ResolvedSettings) {
+        var values: [String: SettingValue] = [:]
+        for (position, declaration) in policy.settings.enumerated() {
+            values[declaration.key] = .bool(settings.isOn(at: position))
+        }
+        loader = ImageLoader(policy: policy, reachability: FixedReachability(network),
+                             settings: InMemorySettingsStore(values), pipeline: pipeline)
+        self.json = json
+    }
 
     struct Results {
         var lines: [String] = []
@@ -20,7 +39,7 @@ struct FetchRun {
             for (index, item) in items.enumerated() {
                 group.addTask {
                     let start = ContinuousClock.now
-                    let event = await pipeline.load(item, decision: decisions[index])
+                    let event = await loader.load(item, decision: decisions[index])
                     return (index, event, ContinuousClock.now - start)
                 }
             }
@@ -61,6 +80,12 @@ struct FetchRun {
                 results.images.append(nil)
                 results.failure = CommandFailure(error)
             }
+        }
+        await pipeline.flush()
+        for (error, occurrences) in pipeline.diskWriteFailures {
+            let more = occurrences > 1 ? " (and \(occurrences - 1) more cache writes failed so)" : ""
+            FileHandle.standardError.write(Data("imgpolicy: \(error)\(more)\n".utf8))
+            results.failure = CommandFailure("", status: .ioError)
         }
         if let failure = results.failure {
             // Each failure was already reported on its own line; exit with the status only.
