@@ -21,14 +21,27 @@ final class DiskWriteQueue: Sendable {
     /// The most distinct failures remembered.
     static let failureMemory = 100
 
-    private let disk: DiskCache
+    /// Stores one body (the disk cache's `store`, or a test's double).
+    typealias Store = @Sendable ([UInt8], ImageURL) throws(DiskCacheError) -> Void
+
+    private let store: Store
+    private let entryPath: @Sendable (ImageURL) -> String
     private let logger: Logger
     private let thread = DiskThreads(label: "imgpolicy.disk-writer", width: 1)
     // Guards the backlog and the failures remembered.
     private let state: Locked<State>
 
-    init(disk: DiskCache, policy: DiskWritePolicy, logger: Logger) {
-        self.disk = disk
+    /// A queue writing to `disk`.
+    convenience init(disk: DiskCache, policy: DiskWritePolicy, logger: Logger) {
+        self.init(policy: policy, logger: logger, entryPath: { disk.entryPath(for: $0) }) { bytes, url throws(DiskCacheError) in
+            try disk.store(bytes, for: url)
+        }
+    }
+
+    /// A queue writing with `store`; `entryPath` names a URL's entry in messages.
+    init(policy: DiskWritePolicy, logger: Logger, entryPath: @escaping @Sendable (ImageURL) -> String, store: @escaping Store) {
+        self.store = store
+        self.entryPath = entryPath
         self.logger = logger
         state = Locked(State(backlog: DiskWriteBacklog(policy: policy)))
     }
@@ -54,7 +67,7 @@ final class DiskWriteQueue: Sendable {
             sequence = admitted
         case .dropped:
             logger.warning("disk cache write dropped: the write queue is full", metadata: [
-                "url": "\(url)", "bytes": "\(bytes.count)", "path": "\(disk.entryPath(for: url))",
+                "url": "\(url)", "bytes": "\(bytes.count)", "path": "\(entryPath(url))",
             ])
             return
         case .wait:
@@ -63,11 +76,10 @@ final class DiskWriteQueue: Sendable {
                 if let admitted { continuation.resume(returning: admitted) }
             }
         }
-        let disk = self.disk
         thread.submit { [self] in
             var failure: DiskCacheError?
             do throws(DiskCacheError) {
-                try disk.store(bytes, for: url)
+                try store(bytes, url)
             } catch {
                 failure = error
             }
