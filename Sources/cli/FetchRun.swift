@@ -34,23 +34,7 @@ struct FetchRun {
     }
 
     func run(items: [ImageItem], decisions: [Decision]) async -> Results {
-        let progress = Progress(total: items.count)
-        let events = await withTaskGroup(of: (Int, SlotEvent, Duration).self) { group in
-            for (index, item) in items.enumerated() {
-                group.addTask {
-                    let start = ContinuousClock.now
-                    let event = await loader.load(item, decision: decisions[index])
-                    return (index, event, ContinuousClock.now - start)
-                }
-            }
-            var events = [(SlotEvent, Duration)?](repeating: nil, count: items.count)
-            for await (index, event, elapsed) in group {
-                events[index] = (event, elapsed)
-                progress.advance()
-            }
-            return events
-        }
-        progress.finish()
+        let events = await load(items, decisions: decisions)
         var results = Results()
         for (index, item) in items.enumerated() {
             guard let (event, elapsed) = events[index] else { continue }
@@ -94,6 +78,22 @@ struct FetchRun {
         return results
     }
 
+    /// Loads every item at once, each through a slot of its own as an app would; the events
+    /// arrive on the main actor, where they are collected with each load's duration.
+    private func load(_ items: [ImageItem], decisions: [Decision]) async -> [(SlotEvent, Duration)?] {
+        let collected = await EventList(count: items.count)
+        var tasks: [Task<Void, Never>] = []
+        for (index, item) in items.enumerated() {
+            let start = ContinuousClock.now
+            let slot = ImageSlot(loader: loader) { event in
+                collected.add(event, elapsed: ContinuousClock.now - start, at: index)
+            }
+            tasks.append(slot.load(item, decision: decisions[index]))
+        }
+        for task in tasks { await task.value }
+        return await collected.finish()
+    }
+
     private func milliseconds(_ duration: Duration) -> Double {
         let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
         return (value * 10).rounded() / 10
@@ -114,29 +114,27 @@ struct FetchRun {
     }
 }
 
-/// `[done/total]` on standard error, only when it is a terminal and there is more than one item.
-final class Progress: @unchecked Sendable {
-    // Guards `done`.
-    private let lock = NSLock()
+/// The events of a run, in item order, with `[done/total]` on standard error while they arrive
+/// (only when it is a terminal and there is more than one item). Main-actor state: no lock.
+@MainActor
+final class EventList {
+    private var events: [(SlotEvent, Duration)?]
     private var done = 0
-    private let total: Int
     private let visible: Bool
 
-    init(total: Int) {
-        self.total = total
-        visible = total > 1 && isatty(2) != 0
+    init(count: Int) {
+        events = Array(repeating: nil, count: count)
+        visible = count > 1 && isatty(2) != 0
     }
 
-    func advance() {
-        guard visible else { return }
-        let text = lock.withLock { () -> String in
-            done += 1
-            return "\rloading \(done)/\(total)"
-        }
-        FileHandle.standardError.write(Data(text.utf8))
+    func add(_ event: SlotEvent, elapsed: Duration, at index: Int) {
+        events[index] = (event, elapsed)
+        done += 1
+        if visible { FileHandle.standardError.write(Data("\rloading \(done)/\(events.count)".utf8)) }
     }
 
-    func finish() {
+    func finish() -> [(SlotEvent, Duration)?] {
         if visible { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        return events
     }
 }

@@ -57,17 +57,30 @@ public final class ImageSlot: Sendable {
     @discardableResult
     public func load(_ item: ImageItem) -> Task<Void, Never> {
         let loader = self.loader
+        return start {
+            do throws(DataFileError) {
+                return await loader.load(item, decision: try loader.decide(item))
+            } catch {
+                return .decisionFailed(error)
+            }
+        }
+    }
+
+    /// Cancels the previous load and carries out `decision`, made elsewhere for `item` (by a
+    /// list deciding for many rows, or a tool that printed it). A "show cached" decision whose
+    /// cached copy proves unreadable is still made again.
+    @discardableResult
+    public func load(_ item: ImageItem, decision: Decision) -> Task<Void, Never> {
+        let loader = self.loader
+        return start { await loader.load(item, decision: decision) }
+    }
+
+    private func start(_ work: @escaping @Sendable () async -> SlotEvent) -> Task<Void, Never> {
         let (task, previous) = state.withLock { state -> (Task<Void, Never>, Task<Void, Never>?) in
             state.generation += 1
             let generation = state.generation
             let task = Task { [self] in
-                let event: SlotEvent
-                do throws(DataFileError) {
-                    let decision = try loader.decide(item)
-                    event = await loader.load(item, decision: decision)
-                } catch {
-                    event = .decisionFailed(error)
-                }
+                let event = await work()
                 await deliver(event, generation: generation, on: deliveryActor)
             }
             defer { state.task = task }
