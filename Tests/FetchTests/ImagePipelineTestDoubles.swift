@@ -2,6 +2,7 @@
 import Foundation
 import Logging
 import Policy
+import TestSupport
 
 /// The body a double "downloads" for `url`: different for every URL, never empty.
 func body(of url: ImageURL) -> [UInt8] { Array("image bytes of \(url)".utf8) }
@@ -167,4 +168,37 @@ final class BlockingStore: @unchecked Sendable {
         permits.wait()
         lock.withLock { storedURLs.append(url) }
     }
+}
+
+/// Holds a loopback server's answers until the test opens it: `server.route(path, gate.hold(response))`.
+/// Waiting for a state (the request arrived, the waiters registered) replaces guessed delays.
+final class ServerGate: @unchecked Sendable {
+    // Guards `isOpen`; `opened` wakes the server threads held.
+    private let lock = NSLock()
+    private var isOpen = false
+    private var held = 0
+    private let opened = DispatchSemaphore(value: 0)
+
+    /// A route answer that waits for `open()` (on the server's connection thread), then is `response`.
+    func hold(_ response: TestHTTPServer.Response) -> TestHTTPServer.Response {
+        .dynamic { [self] _ in
+            let wait = lock.withLock { () -> Bool in
+                if !isOpen { held += 1 }
+                return !isOpen
+            }
+            if wait { opened.wait() }
+            return response
+        }
+    }
+
+    /// Lets every held and later answer go.
+    func open() {
+        let waiting = lock.withLock { () -> Int in
+            defer { isOpen = true; held = 0 }
+            return isOpen ? 0 : held
+        }
+        for _ in 0..<waiting { opened.signal() }
+    }
+
+    deinit { open() }
 }

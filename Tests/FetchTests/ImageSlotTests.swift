@@ -26,7 +26,9 @@ struct ImageSlotTests {
     }
 
     @Test func aSlowLoadNeverLandsInAReusedSlot() async throws {
-        server.route("/slow", .delayed(0.5, .ok(TestImages.png(seed: 1))))
+        let gate = ServerGate()
+        defer { gate.open() }
+        server.route("/slow", gate.hold(.ok(TestImages.png(seed: 1))))
         server.route("/fast", .ok(TestImages.png(seed: 2)))
         _ = try await pipeline.image(for: ImageURL(server.url("/fast"))!)   // cached
         let log = LockedList<SlotEvent>()
@@ -35,6 +37,7 @@ struct ImageSlotTests {
         #expect(await waitUntil { server.hits("/slow") == 1 })
         let fast = slot.load(item("fast"))       // a cache hit: still cancels the slow load first
         await fast.value
+        gate.open()                              // the slow answer may come now: it must not land
         await slow.value                         // the superseded load has ended: nothing more can come
         #expect(log.values.count == 1)
         guard case .imageReady(let decision, .original, let image)? = log.values.first else {
@@ -47,13 +50,16 @@ struct ImageSlotTests {
     }
 
     @Test func aPlaceholderDecisionAlsoSupersedesAPendingLoad() async throws {
-        server.route("/slow2", .delayed(0.4, .ok(TestImages.png())))
+        let gate = ServerGate()
+        defer { gate.open() }
+        server.route("/slow2", gate.hold(.ok(TestImages.png())))
         let log = LockedList<SlotEvent>()
         let slot = ImageSlot(loader: loader) { log.append($0) }
         let slow = slot.load(item("slow2"))
         #expect(await waitUntil { server.hits("/slow2") == 1 })
         reachability.update(to: .offline)
         await slot.load(item("nothing-cached")).value
+        gate.open()
         await slow.value
         guard case .placeholder(let decision)? = log.values.first, log.values.count == 1 else {
             Issue.record("expected only the placeholder, got \(log.values)")
