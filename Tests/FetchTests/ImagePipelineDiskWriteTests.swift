@@ -153,6 +153,24 @@ struct ImagePipelineDiskTests {
         for producer in producers { await producer.value }
     }
 
+    /// Disk reads and writes run on the disk threads, not on the calling task; memory hits do not
+    /// touch them.
+    @Test func diskReadsAndWritesRunOnThreadsOfTheirOwn() async throws {
+        let disk = try DiskCache(folder: folder.path)
+        let pipeline = ImagePipeline(downloader: ClosureDownloader.instant, disk: disk)
+        let url = doubleURL("threads")
+        let readsBefore = pipeline.readers.jobsStarted
+        #expect(try await pipeline.image(for: url).source == .network)
+        await pipeline.flush()
+        #expect(pipeline.writes?.thread.jobsStarted == 1)
+        #expect(try await pipeline.image(for: url).source == .memory)
+        let readsAfterMemoryHit = pipeline.readers.jobsStarted
+        pipeline.memory.purge()
+        #expect(try await pipeline.image(for: url).source == .disk)
+        #expect(pipeline.readers.jobsStarted == readsAfterMemoryHit + 1)
+        #expect(readsAfterMemoryHit == readsBefore + 1)   // the load looked on disk once, off the caller
+    }
+
     /// A file where the cache's `tmp/` folder should be: each failed write is counted, logged
     /// with its path, and kept (one per distinct message) for the command to report.
     @Test func failedWritesAreCountedLoggedAndKept() async throws {

@@ -13,6 +13,7 @@ final class DiskThreads: Sendable {
         var jobs: [@Sendable () -> Void] = []
         var head = 0
         var draining = 0
+        var started = 0
 
         mutating func next() -> (@Sendable () -> Void)? {
             guard head < jobs.count else {
@@ -43,6 +44,9 @@ final class DiskThreads: Sendable {
         queue = DispatchQueue(label: label, attributes: .concurrent)
     }
 
+    /// Jobs started so far: for tests and diagnostics.
+    var jobsStarted: Int { state.withLock { $0.started } }
+
     /// Runs `job` on one of the pool's threads.
     func submit(_ job: @escaping @Sendable () -> Void) {
         let startsThread = state.withLock { state -> Bool in
@@ -69,6 +73,7 @@ final class DiskThreads: Sendable {
                     state.draining -= 1
                     return nil
                 }
+                state.started += 1
                 return job
             }
             guard let job else { return }

@@ -27,7 +27,8 @@ final class DiskWriteQueue: Sendable {
     private let store: Store
     private let entryPath: @Sendable (ImageURL) -> String
     private let logger: Logger
-    private let thread = DiskThreads(label: "imgpolicy.disk-writer", width: 1)
+    /// The thread the writes run on.
+    let thread = DiskThreads(label: "imgpolicy.disk-writer", width: 1)
     // Guards the backlog and the failures remembered.
     private let state: Locked<State>
 

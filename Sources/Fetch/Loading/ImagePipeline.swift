@@ -46,8 +46,10 @@ public final class ImagePipeline: CacheInspecting {
 
     // Guards the table of loads and waiters, and the download count.
     private let state = Locked(State())
-    private let readers = DiskThreads(label: "imgpolicy.disk-reader", width: 2)
-    private let writes: DiskWriteQueue?
+    /// The threads disk reads run on.
+    let readers = DiskThreads(label: "imgpolicy.disk-reader", width: 2)
+    /// The disk writes' queue and thread.
+    let writes: DiskWriteQueue?
 
     /// Creates a pipeline; `diskWrites` bounds the queue of disk-cache writes.
     public init(downloader: any ImageDownloading, memory: MemoryCache = MemoryCache(), disk: DiskCache?,
