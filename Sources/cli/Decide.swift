@@ -83,7 +83,7 @@ struct Decide: AsyncParsableCommand {
         if fetch {
             let disk = try cache.open(logger: logger)
             transport = CurlTransport(logger: logger)
-            pipeline = ImagePipeline(downloader: transport!, disk: disk)
+            pipeline = ImagePipeline(downloader: transport!, disk: disk, diskWrites: .waitWhenFull, logger: logger)
         }
         let knownCache: any CacheInspecting
         if !cached.isEmpty {
@@ -110,7 +110,7 @@ struct Decide: AsyncParsableCommand {
             if !fetch { output += (json ? jsonLine(decision) : textLine(decision, item: item)) + "\n" }
         }
         if let pipeline {
-            let results = await FetchRun(pipeline: pipeline, json: json).run(items: items, decisions: decisions)
+            let results = await FetchRun(pipeline: pipeline, json: json, policy: policy, network: decider.network, settings: resolved, logger: logger).run(items: items, decisions: decisions)
             await pipeline.flush()
             await transport?.shutdown()
             output += results.lines.joined()

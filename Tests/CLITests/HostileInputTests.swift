@@ -240,19 +240,17 @@ struct HostileInputTests {
         #expect(get.stdout == "\"v\\u0007\"\n")
     }
 
-    /// A server's Content-Type reaches the text output of `--fetch` through FetchRun.swift, which
-    /// another branch owns: the lead applies `TerminalText.escaped(_:)` there when merging. Until
-    /// then this is a known issue; once it is fixed, `withKnownIssue` fails and must be removed.
+    /// A server's Content-Type reaches the text output of `--fetch` (the "not an image" error):
+    /// escaped on standard output and standard error, and in JSON.
     @Test func aServersContentTypeIsEscaped() throws {
         server.route("/evil.png", .ok(Array("<html></html>".utf8), contentType: "text/html\u{1B}]0;pwned\u{07}\u{1B}[2J"))
         let item = try cli.home.write(#"{"id": "e", "original": "\#(server.url("/evil.png"))"}"#, to: "item.json")
         let result = try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir])
         #expect(result.status == 69)
         #expect(server.hits("/evil.png") == 1)
-        withKnownIssue("FetchRun.swift prints the server's Content-Type raw (the lead wires TerminalText there)") {
-            #expect(!result.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(result.stdout)")
-            #expect(!result.stderr.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(result.stderr)")
-        }
+        #expect(result.stdout.contains("text/html\\u{1B}]0;pwned"), "\(result.stdout)")
+        #expect(!result.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(result.stdout)")
+        #expect(!result.stderr.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(result.stderr)")
         let json = try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir, "--json"])
         #expect(!json.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "JSON output escapes: \(json.stdout)")
     }

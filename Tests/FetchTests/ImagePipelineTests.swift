@@ -1,4 +1,4 @@
-import Fetch
+@testable import Fetch
 import Foundation
 import Policy
 import Testing
@@ -18,6 +18,9 @@ struct ImagePipelineTests {
 
     func url(_ path: String) -> ImageURL { ImageURL(server.url(path))! }
 
+    /// A server delay no test waits out: a transfer that ends before it was stopped.
+    static let never = 600.0
+
     @Test func readThroughNetworkThenMemoryThenDisk() async throws {
         let image = TestImages.png(size: 3000)
         server.route("/a", .ok(image))
@@ -32,9 +35,14 @@ struct ImagePipelineTests {
     }
 
     @Test func tenWaitersShareOneTransfer() async throws {
-        server.route("/shared", .delayed(0.3, .ok(TestImages.png())))
+        let gate = ServerGate()
+        defer { gate.open() }
+        server.route("/shared", gate.hold(.ok(TestImages.png())))
         let results = try await withThrowingTaskGroup(of: FetchedImage.self) { group in
             for _ in 0..<10 { group.addTask { try await pipeline.image(for: url("/shared")) } }
+            // Every waiter has joined the one transfer before the server answers.
+            #expect(await waitUntil { pipeline.bookkeeping.waiters == 10 && server.hits("/shared") == 1 })
+            gate.open()
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(results.count == 10)
@@ -43,12 +51,15 @@ struct ImagePipelineTests {
     }
 
     @Test func cancellingOneWaiterLeavesTheOthersTheirImage() async throws {
-        server.route("/one", .delayed(0.5, .ok(TestImages.png())))
+        let gate = ServerGate()
+        defer { gate.open() }
+        server.route("/one", gate.hold(.ok(TestImages.png())))
         let cancelled = Task { try await pipeline.image(for: url("/one")) }
         let kept = Task { try await pipeline.image(for: url("/one")) }
-        #expect(await waitUntil { server.hits("/one") == 1 })
+        #expect(await waitUntil { server.hits("/one") == 1 && pipeline.bookkeeping.waiters == 2 })
         cancelled.cancel()
         await #expect(throws: FetchError(url: url("/one"), code: .cancelled)) { try await cancelled.value }
+        gate.open()
         #expect(try await kept.value.bytes == TestImages.png())
         #expect(server.hits("/one") == 1)
     }
@@ -57,16 +68,19 @@ struct ImagePipelineTests {
         // A transport of its own, so that its count of running transfers is this test's alone.
         let transport = CurlTransport()
         let pipeline = ImagePipeline(downloader: transport, disk: nil)
-        server.route("/all", .delayed(1.0, .ok(TestImages.png())))
+        // The server would answer only long after any test has ended: if the transfer leaves the
+        // transport, the cancellation stopped it (no race with a clock).
+        server.route("/all", .delayed(Self.never, .ok(TestImages.png())))
         let tasks = (0..<3).map { _ in Task { try await pipeline.image(for: url("/all")) } }
         #expect(await waitUntil { server.hits("/all") == 1 && transport.load.running == 1 })
         #expect(pipeline.statistics.inFlight == 1)
         for task in tasks { task.cancel() }
-        for task in tasks { await #expect(throws: FetchError.self) { try await task.value } }
-        #expect(pipeline.statistics.inFlight == 0)
-        // The transfer left the transport too, before the server answered.
-        #expect(await waitUntil(timeout: .milliseconds(900)) { transport.load.running == 0 })
+        for task in tasks { await #expect(throws: FetchError(url: url("/all"), code: .cancelled)) { try await task.value } }
+        // The transfer leaves the transport, then the pipeline forgets the load.
+        #expect(await waitUntil { transport.load.running == 0 })
+        #expect(await waitUntil { pipeline.bookkeeping == (0, 0) })
         #expect(!pipeline.containsImage(at: url("/all")))
+        #expect(pipeline.statistics.downloads == 1)
         await transport.shutdown()
     }
 
@@ -141,14 +155,14 @@ struct ImagePipelineTests {
     @Test func purgeCancelsPrefetchesNobodyWaitsFor() async throws {
         let transport = CurlTransport()
         let pipeline = ImagePipeline(downloader: transport, disk: try DiskCache(folder: folder.path))
-        server.route("/pre", .delayed(1.0, .ok(TestImages.png())))
+        server.route("/pre", .delayed(Self.never, .ok(TestImages.png())))
         pipeline.prefetch(url("/pre"))
         #expect(await waitUntil { server.hits("/pre") == 1 })
         #expect(pipeline.statistics.inFlight == 1)
         pipeline.purge()
         #expect(pipeline.statistics.inFlight == 0)
-        // The transfer is stopped before the server answers, and nothing is cached.
-        #expect(await waitUntil(timeout: .milliseconds(900)) { transport.load.running == 0 })
+        // The transfer is stopped (the server never answers in time), and nothing is cached.
+        #expect(await waitUntil { transport.load.running == 0 })
         await pipeline.flush()
         #expect(!pipeline.containsImage(at: url("/pre")))
         await transport.shutdown()

@@ -1,4 +1,4 @@
-import Fetch
+@testable import Fetch
 import Foundation
 import Policy
 import Testing
@@ -26,7 +26,9 @@ struct ImageSlotTests {
     }
 
     @Test func aSlowLoadNeverLandsInAReusedSlot() async throws {
-        server.route("/slow", .delayed(0.5, .ok(TestImages.png(seed: 1))))
+        let gate = ServerGate()
+        defer { gate.open() }
+        server.route("/slow", gate.hold(.ok(TestImages.png(seed: 1))))
         server.route("/fast", .ok(TestImages.png(seed: 2)))
         _ = try await pipeline.image(for: ImageURL(server.url("/fast"))!)   // cached
         let log = LockedList<SlotEvent>()
@@ -35,6 +37,7 @@ struct ImageSlotTests {
         #expect(await waitUntil { server.hits("/slow") == 1 })
         let fast = slot.load(item("fast"))       // a cache hit: still cancels the slow load first
         await fast.value
+        gate.open()                              // the slow answer may come now: it must not land
         await slow.value                         // the superseded load has ended: nothing more can come
         #expect(log.values.count == 1)
         guard case .imageReady(let decision, .original, let image)? = log.values.first else {
@@ -47,13 +50,16 @@ struct ImageSlotTests {
     }
 
     @Test func aPlaceholderDecisionAlsoSupersedesAPendingLoad() async throws {
-        server.route("/slow2", .delayed(0.4, .ok(TestImages.png())))
+        let gate = ServerGate()
+        defer { gate.open() }
+        server.route("/slow2", gate.hold(.ok(TestImages.png())))
         let log = LockedList<SlotEvent>()
         let slot = ImageSlot(loader: loader) { log.append($0) }
         let slow = slot.load(item("slow2"))
         #expect(await waitUntil { server.hits("/slow2") == 1 })
         reachability.update(to: .offline)
         await slot.load(item("nothing-cached")).value
+        gate.open()
         await slow.value
         guard case .placeholder(let decision)? = log.values.first, log.values.count == 1 else {
             Issue.record("expected only the placeholder, got \(log.values)")
@@ -90,5 +96,118 @@ struct ImageSlotTests {
         }
         #expect(image.source == .network)
         #expect(server.hits("/cell") == 0)
+    }
+
+    // MARK: - Delivery contract
+
+    static func doubleLoader(_ downloader: any ImageDownloading) -> ImageLoader {
+        ImageLoader(policy: .default, reachability: FixedReachability(NetworkState(.wifi)), settings: InMemorySettingsStore(),
+                    pipeline: ImagePipeline(downloader: downloader, disk: nil))
+    }
+
+    /// The URL an event shows or failed to show (nil for the placeholder).
+    static func url(of event: SlotEvent) -> ImageURL? {
+        switch event {
+        case .imageReady(_, _, let image): return image.url
+        case .failed(let decision, _, _), .placeholder(let decision): return decision.url
+        case .decisionFailed: return nil
+        }
+    }
+
+    /// (On Linux, once an async `main` runs, the main actor's jobs may run on a thread other than
+    /// the process's first one; the actor is what counts.)
+    @MainActor
+    @Test func eventsAreDeliveredOnTheMainActor() async {
+        var shown: [ImageURL?] = []                       // main-actor state, touched by the handler
+        let slot = ImageSlot(loader: Self.doubleLoader(ClosureDownloader.instant)) { event in
+            MainActor.assertIsolated()
+            shown.append(Self.url(of: event))
+        }
+        await slot.load(ImageItem(id: "m", original: doubleURL("main"), thumbnail: nil)).value
+        #expect(shown == [doubleURL("main")])
+    }
+
+    actor Screen {
+        var shown: [ImageURL?] = []
+        func record(_ url: ImageURL?) { shown.append(url) }
+    }
+
+    @Test func eventsCanBeDeliveredOnAnActorTheAppChooses() async {
+        let screen = Screen()
+        let slot = ImageSlot(loader: Self.doubleLoader(ClosureDownloader.instant), deliveringOn: screen) { event in
+            screen.assumeIsolated { $0.record(Self.url(of: event)) }
+        }
+        await slot.load(ImageItem(id: "s", original: doubleURL("screen"), thumbnail: nil)).value
+        #expect(await screen.shown == [doubleURL("screen")])
+    }
+
+    /// The handler calls `load` and then `cancel` on its own slot: no deadlock, and what it
+    /// cancelled is not delivered.
+    @MainActor
+    @Test func theHandlerMayCallBackIntoTheSlot() async {
+        let gated = GatedDownloader()
+        let first = ImageItem(id: "1", original: doubleURL("first"), thumbnail: nil)
+        let second = ImageItem(id: "2", original: doubleURL("second"), thumbnail: nil)
+        let third = ImageItem(id: "3", original: doubleURL("third"), thumbnail: nil)
+        var seen: [ImageURL?] = []
+        var tasks: [Task<Void, Never>] = []
+        let box = SlotBox()
+        let slot = ImageSlot(loader: Self.doubleLoader(gated)) { event in
+            let url = Self.url(of: event)
+            seen.append(url)
+            if url == first.original {
+                tasks.append(box.slot!.load(second))       // reuse from inside the handler
+            } else if url == second.original {
+                tasks.append(box.slot!.load(third))
+                box.slot!.cancel()                         // and cancel from inside it
+            }
+        }
+        box.slot = slot
+        gated.open()
+        await slot.load(first).value
+        while let task = tasks.popLast() { await task.value }
+        #expect(seen == [first.original, second.original])
+        box.slot = nil
+    }
+
+    /// Lets a handler reach its own slot.
+    @MainActor
+    final class SlotBox {
+        var slot: ImageSlot?
+    }
+
+    /// Thousands of reuse cycles on the main actor (load, sometimes cancel, random latencies):
+    /// every event delivered belongs to the slot's current load at that moment. Zero stale.
+    @MainActor
+    @Test func thousandsOfReuseCyclesDeliverNothingStale() async {
+        let downloader = RandomLatencyDownloader(maxLatency: .milliseconds(2))
+        var current: ImageURL?
+        var stale: [String] = []
+        var delivered = 0
+        let slot = ImageSlot(loader: Self.doubleLoader(downloader)) { event in
+            delivered += 1
+            let url = Self.url(of: event)
+            if url == nil || url != current { stale.append("\(String(describing: url)) while showing \(String(describing: current))") }
+        }
+        var last: Task<Void, Never>?
+        for cycle in 0..<3000 {
+            let item = ImageItem(id: "\(cycle)", original: doubleURL("cell-\(cycle % 97)"), thumbnail: nil)
+            last = slot.load(item)
+            current = item.original
+            switch Int.random(in: 0..<6) {
+            case 0:
+                slot.cancel()
+                current = nil
+            case 1, 2:
+                await Task.yield()
+            case 3:
+                try? await Task.sleep(for: .microseconds(Int.random(in: 0...1500)))
+            default:
+                break
+            }
+        }
+        await last?.value
+        #expect(stale.isEmpty, "\(stale.count) stale deliveries, e.g. \(stale.first ?? "")")
+        #expect(delivered > 0)
     }
 }

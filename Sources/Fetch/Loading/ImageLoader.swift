@@ -1,10 +1,15 @@
+import Logging
 import Policy
 
 /// Decides with a policy and carries the decision out with a pipeline: the piece an app builds
 /// once and gives to its slots.
 ///
 /// The policy asks the pipeline's real caches what is cached. Offline, nothing touches the
-/// network: a decision to show a cached variant is read from the caches only.
+/// network: a decision to show a cached variant is read from the caches only. When that cached
+/// variant proves unreadable (damaged, evicted, or removed by another process meanwhile), the
+/// loader decides again with the cache as it now is: on Wi-Fi it loads the original, offline it
+/// shows the cached thumbnail or the placeholder. An error says "offline" only when the network
+/// is offline.
 ///
 /// ```swift
 /// let loader = ImageLoader(policy: .default, reachability: LinuxReachability(),
@@ -21,13 +26,20 @@ public struct ImageLoader: Sendable {
     public var settings: any SettingsStore
     /// Loads what was decided; also answers "is it cached?".
     public var pipeline: ImagePipeline
+    /// Where decisions made again (a cached variant that proved unreadable) are reported.
+    public var logger: Logger
+
+    /// How many times one load decides again before it reports the cached copy as lost.
+    static let maxRedecisions = 3
 
     /// Creates a loader.
-    public init(policy: ImagePolicy, reachability: any ReachabilityProviding, settings: any SettingsStore, pipeline: ImagePipeline) {
+    public init(policy: ImagePolicy, reachability: any ReachabilityProviding, settings: any SettingsStore,
+                pipeline: ImagePipeline, logger: Logger = .disabled) {
         self.policy = policy
         self.reachability = reachability
         self.settings = settings
         self.pipeline = pipeline
+        self.logger = logger
     }
 
     /// The decision for `item` now.
@@ -36,9 +48,26 @@ public struct ImageLoader: Sendable {
         try policy.decide(item, network: reachability.currentState, settings: settings, cache: pipeline)
     }
 
-    /// Carries out `decision` with the pipeline; see `ImagePipeline.load(_:decision:)`.
+    /// Carries out `decision` with the pipeline (see `ImagePipeline.load(_:decision:)`); a "show
+    /// cached" decision whose variant cannot be read any more is made again first.
     public func load(_ item: ImageItem, decision: Decision) async -> SlotEvent {
-        await pipeline.load(item, decision: decision)
+        var decision = decision
+        for _ in 0..<Self.maxRedecisions {
+            guard case .showCached(let variant, let url) = decision.action else { break }
+            if let image = await pipeline.cachedImage(for: url) {
+                return .imageReady(decision, variant: variant, image: image)
+            }
+            if Task.isCancelled {
+                return .failed(decision, error: FetchError(url: url, code: .cancelled), fallback: nil)
+            }
+            logger.notice("cached image unreadable; deciding again", metadata: ["url": "\(url)", "rule": "\(decision.rule)"])
+            do throws(DataFileError) {
+                decision = try decide(item)
+            } catch {
+                return .decisionFailed(error)
+            }
+        }
+        return await pipeline.load(item, decision: decision)
     }
 }
 

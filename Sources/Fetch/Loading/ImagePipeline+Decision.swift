@@ -5,6 +5,10 @@ extension ImagePipeline {
     /// network. A decision to show a cached variant, or any decision made offline, never touches
     /// the network. On failure, the cached thumbnail if there is one (else the placeholder) comes
     /// with the error.
+    ///
+    /// A cached variant that proves unreadable (damaged, evicted, removed by another process) is
+    /// `.offline` only when the decision was made offline; else `.localIO`. `ImageLoader` does
+    /// better: it decides again with the cache as it now is.
     public func load(_ item: ImageItem, decision: Decision) async -> SlotEvent {
         let variant: Variant, url: ImageURL, networkAllowed: Bool
         switch decision.action {
@@ -19,11 +23,20 @@ extension ImagePipeline {
             let image = try await image(for: url, networkAllowed: networkAllowed)
             return .imageReady(decision, variant: variant, image: image)
         } catch {
+            var error = error
+            if error.code == .offline, decision.network.kind != .offline {
+                error = FetchError(url: url, code: .localIO(Self.cachedCopyLost))
+            }
             var fallback: FetchedImage?
             if error.code != .cancelled, variant == .original, let thumbnail = item.thumbnail {
-                fallback = try? await image(for: thumbnail, networkAllowed: false)
+                fallback = await cachedImage(for: thumbnail)
             }
             return .failed(decision, error: error, fallback: fallback)
         }
     }
+}
+
+extension ImagePipeline {
+    /// Why a "show cached" decision found nothing to show.
+    static let cachedCopyLost = "the cached copy is gone or unreadable (evicted, damaged or removed meanwhile)"
 }

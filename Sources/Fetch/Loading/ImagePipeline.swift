@@ -1,18 +1,24 @@
-import Dispatch
-import Policy
+import Logging
 import Locking
+import Policy
 
 /// Loads images read-through: memory, then disk (a disk hit is copied into memory), then the
 /// network (a download is written to both). It is also the policy's `CacheInspecting`: "is it
 /// cached?" asks the memory cache and the disk cache's index, with no system call.
 ///
 /// - Identical loads in flight share one transfer. Cancelling one waiter does not stop a transfer
-///   others still wait for; cancelling the last one does.
+///   others still wait for; cancelling the last one does. A body that fully arrived is cached even
+///   if every waiter left at that instant, and a caller arriving while a stopped transfer winds
+///   down gets its body if it was complete (it is never fetched twice for that).
 /// - A failure is never cached, and frees its in-flight entry, so the next request retries at once.
-/// - `purge()` (memory pressure) empties the memory cache and cancels prefetches nobody waits for.
-/// - A download is delivered as soon as it arrives and is in the memory cache; it is written to
-///   the disk cache right after, on a serial background queue, so that slow disks do not delay
-///   images. `flush()` waits for those writes (call it before the process exits).
+/// - `purge()` (memory pressure) empties the memory cache and cancels loads nobody waits for.
+/// - Memory hits are immediate. Disk reads (a checksum over the whole body) and disk writes run on
+///   threads of their own, never on the cooperative thread pool.
+/// - A download is delivered as soon as it is in the memory cache; its disk write waits in a
+///   bounded queue (`DiskWritePolicy`: past the bound, writes are dropped, or loads wait for room).
+///   `flush()` waits for the writes queued before it (call it before the process exits).
+/// - Failed downloads (URL and cause), failed disk writes (path and cause) and dropped writes are
+///   logged to `logger`; failed writes are counted and kept in `diskWriteFailures`.
 ///
 /// Thread safety: every method may be called from any task at once.
 ///
@@ -28,35 +34,31 @@ public final class ImagePipeline: CacheInspecting {
     public let memory: MemoryCache
     /// The disk cache, if any.
     public let disk: DiskCache?
+    /// Where failed loads, failed disk writes and dropped writes are reported.
+    public let logger: Logger
 
-    private struct InFlight {
-        let id: Int
-        var task: Task<Void, Never>?
-        var waiters: [Int: CheckedContinuation<FetchedImage, any Error>] = [:]
-        var isPrefetch: Bool
-    }
+    private typealias Table = LoadTable<CheckedContinuation<FetchedImage, any Error>, Task<Void, Never>>
 
     private struct State {
-        var inFlight: [ImageURL: InFlight] = [:]
-        var nextID = 0
-        /// Waiters cancelled before they were registered.
-        var cancelledEarly: Set<Int> = []
+        var table = Table()
         var downloads = 0
-        var diskWriteFailures = 0
-        var pendingDiskWrites = 0
-        var flushWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let diskWriter = DispatchQueue(label: "imgpolicy.disk-writer")
-
-    // Guards the in-flight table and the counters.
+    // Guards the table of loads and waiters, and the download count.
     private let state = Locked(State())
+    /// The threads disk reads run on.
+    let readers = DiskThreads(label: "imgpolicy.disk-reader", width: 2)
+    /// The disk writes' queue and thread.
+    let writes: DiskWriteQueue?
 
-    /// Creates a pipeline.
-    public init(downloader: any ImageDownloading, memory: MemoryCache = MemoryCache(), disk: DiskCache?) {
+    /// Creates a pipeline; `diskWrites` bounds the queue of disk-cache writes.
+    public init(downloader: any ImageDownloading, memory: MemoryCache = MemoryCache(), disk: DiskCache?,
+                diskWrites: DiskWritePolicy = .dropWhenFull, logger: Logger = .disabled) {
         self.downloader = downloader
         self.memory = memory
         self.disk = disk
+        self.logger = logger
+        writes = disk.map { DiskWriteQueue(disk: $0, policy: diskWrites, logger: logger) }
     }
 
     /// Whether `url` is in the memory cache or the disk cache's index.
@@ -70,20 +72,15 @@ public final class ImagePipeline: CacheInspecting {
     ///   `.cancelled` when the calling task is cancelled, or what the download failed with.
     public func image(for url: ImageURL, networkAllowed: Bool = true) async throws(FetchError) -> FetchedImage {
         if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
-        // A disk hit is read right here: no in-flight entry, no extra task.
-        if let disk, disk.containsImage(at: url) || !networkAllowed, let bytes = disk.image(for: url) {
-            memory.store(bytes, for: url)
-            return FetchedImage(url: url, bytes: bytes, source: .disk)
+        if disk?.containsImage(at: url) == true || !networkAllowed, let image = await diskImage(for: url) {
+            return image
         }
         guard networkAllowed else { throw FetchError(url: url, code: .offline) }
-        let waiter = state.withLock { state -> Int in
-            state.nextID += 1
-            return state.nextID
-        }
+        let waiter = state.withLock { $0.table.makeWaiter(for: url) }
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    register(waiter, continuation, for: url)
+                    register(waiter, continuation)
                 }
             } onCancel: {
                 cancelWaiter(waiter, for: url)
@@ -95,14 +92,19 @@ public final class ImagePipeline: CacheInspecting {
         }
     }
 
+    /// The image at `url` if the memory cache or the disk cache has it (read off the cooperative
+    /// pool), else nil; never touches the network. A damaged entry is removed and is a miss.
+    public func cachedImage(for url: ImageURL) async -> FetchedImage? {
+        if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
+        return await diskImage(for: url)
+    }
+
     /// Starts loading `url` into the caches with nobody waiting; `purge()` cancels it if it is
     /// still running then.
     public func prefetch(_ url: ImageURL) {
         guard !containsImage(at: url) else { return }
-        state.withLock { state in
-            guard state.inFlight[url] == nil else { return }
-            startLocked(&state, url: url, isPrefetch: true)
-        }
+        guard let load = state.withLock({ $0.table.prefetch(url) }) else { return }
+        start(url, load)
     }
 
     /// Holds downloads that have not started, while images already in memory or on disk are still
@@ -121,118 +123,110 @@ public final class ImagePipeline: CacheInspecting {
     /// Empties the memory cache and cancels the loads nobody waits for.
     public func purge() {
         memory.purge()
-        let tasks: [Task<Void, Never>] = state.withLock { state in
-            var tasks: [Task<Void, Never>] = []
-            for (url, entry) in state.inFlight where entry.waiters.isEmpty {
-                if let task = entry.task { tasks.append(task) }
-                state.inFlight[url] = nil
-            }
-            return tasks
-        }
+        let tasks = state.withLock { $0.table.purge() }
         for task in tasks { task.cancel() }
     }
 
     /// Loads in flight, downloads started so far, disk writes waiting, and disk writes that failed.
     public var statistics: (inFlight: Int, downloads: Int, pendingDiskWrites: Int, diskWriteFailures: Int) {
-        state.withLock { ($0.inFlight.count, $0.downloads, $0.pendingDiskWrites, $0.diskWriteFailures) }
+        let (inFlight, downloads) = state.withLock { ($0.table.loads.count, $0.downloads) }
+        let writes = self.writes?.statistics ?? (pending: 0, written: 0, failed: 0, dropped: 0)
+        return (inFlight, downloads, writes.pending, writes.failed)
+    }
+
+    /// Disk writes queued or running, written, failed, and dropped because the queue was full.
+    public var diskWriteStatistics: (pending: Int, written: Int, failed: Int, dropped: Int) {
+        writes?.statistics ?? (pending: 0, written: 0, failed: 0, dropped: 0)
+    }
+
+    /// The disk writes that failed so far, one per distinct message (the first 100 messages): the
+    /// first failure with that message (it names the path) and how many writes failed so.
+    public var diskWriteFailures: [(error: DiskCacheError, occurrences: Int)] {
+        writes?.failures ?? []
+    }
+
+    /// Loads in flight and calls waiting for them: both zero when no call is running and every
+    /// load has ended. For tests and diagnostics.
+    public var bookkeeping: (loads: Int, waiters: Int) {
+        state.withLock { ($0.table.loads.count, $0.table.waiterCount) }
+    }
+
+    /// Waits until every disk write queued before this call has ended (not for writes queued
+    /// later: steady traffic cannot keep it waiting).
+    public func flush() async {
+        await writes?.flush()
     }
 
     // MARK: - Waiters
 
-    private func register(_ waiter: Int, _ continuation: CheckedContinuation<FetchedImage, any Error>, for url: ImageURL) {
-        let cancelled = state.withLock { state -> Bool in
-            if state.cancelledEarly.remove(waiter) != nil { return true }
-            if state.inFlight[url] == nil { startLocked(&state, url: url, isPrefetch: false) }
-            state.inFlight[url]!.waiters[waiter] = continuation
-            state.inFlight[url]!.isPrefetch = false
-            return false
+    private func register(_ waiter: Table.WaiterID, _ continuation: CheckedContinuation<FetchedImage, any Error>) {
+        let action = state.withLock { $0.table.register(waiter, continuation) }
+        switch action {
+        case .resumeCancelled(let continuation):
+            continuation.resume(throwing: CancellationError())
+        case .start(let url, let load):
+            start(url, load)
+        case .joined:
+            break
         }
-        if cancelled { continuation.resume(throwing: FetchError(url: url, code: .cancelled)) }
     }
 
-    private func cancelWaiter(_ waiter: Int, for url: ImageURL) {
-        let (continuation, task) = state.withLock { state -> (CheckedContinuation<FetchedImage, any Error>?, Task<Void, Never>?) in
-            guard var entry = state.inFlight[url], let continuation = entry.waiters.removeValue(forKey: waiter) else {
-                state.cancelledEarly.insert(waiter)
-                return (nil, nil)
-            }
-            if entry.waiters.isEmpty {
-                // The last waiter left: stop the transfer, and forget it so the next load starts afresh.
-                state.inFlight[url] = nil
-                return (continuation, entry.task)
-            }
-            state.inFlight[url] = entry
-            return (continuation, nil)
-        }
+    private func cancelWaiter(_ waiter: Table.WaiterID, for url: ImageURL) {
+        guard case .resumeCancelled(let continuation, let task) = state.withLock({ $0.table.cancel(waiter) }) else { return }
         task?.cancel()
-        continuation?.resume(throwing: FetchError(url: url, code: .cancelled))
+        continuation.resume(throwing: FetchError(url: url, code: .cancelled))
     }
 
     // MARK: - Loading
 
-    private func startLocked(_ state: inout State, url: ImageURL, isPrefetch: Bool) {
-        state.nextID += 1
-        let id = state.nextID
-        state.inFlight[url] = InFlight(id: id, task: nil, isPrefetch: isPrefetch)
-        state.inFlight[url]!.task = Task { [self] in
+    private func start(_ url: ImageURL, _ load: Table.LoadID) {
+        let task = Task { [self] in
             let result: Result<FetchedImage, FetchError>
             do throws(FetchError) {
                 result = .success(try await fetch(url))
             } catch {
                 result = .failure(error)
             }
-            complete(url, id: id, with: result)
+            finish(url, load, with: result)
         }
+        state.withLock { $0.table.started(url, load, handle: task) }?.cancel()
     }
 
     private func fetch(_ url: ImageURL) async throws(FetchError) -> FetchedImage {
-        if let bytes = disk?.image(for: url) {
-            memory.store(bytes, for: url)
-            return FetchedImage(url: url, bytes: bytes, source: .disk)
-        }
+        if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
+        // Also finds entries other processes wrote since the index was built.
+        if let image = await diskImage(for: url) { return image }
         if Task.isCancelled { throw FetchError(url: url, code: .cancelled) }
         state.withLock { $0.downloads += 1 }
-        let bytes = try await downloader.download(url)
+        let bytes: [UInt8]
+        do {
+            bytes = try await downloader.download(url)
+        } catch {
+            if error.code != .cancelled {
+                logger.warning("download failed", metadata: ["url": "\(url)", "error": "\(error)"])
+            }
+            throw error
+        }
+        // A complete body is kept whoever still waits: memory first, then the disk queue.
         memory.store(bytes, for: url)
-        if let disk { writeLater(bytes, for: url, to: disk) }
+        await writes?.enqueue(bytes, for: url)
         return FetchedImage(url: url, bytes: bytes, source: .network)
     }
 
-    /// Waits until every download so far is written to the disk cache.
-    public func flush() async {
-        await withCheckedContinuation { continuation in
-            let done = state.withLock { state -> Bool in
-                if state.pendingDiskWrites == 0 { return true }
-                state.flushWaiters.append(continuation)
-                return false
-            }
-            if done { continuation.resume() }
-        }
+    private func diskImage(for url: ImageURL) async -> FetchedImage? {
+        guard let disk else { return nil }
+        guard let bytes = await readers.run({ disk.image(for: url) }) else { return nil }
+        memory.store(bytes, for: url)
+        return FetchedImage(url: url, bytes: bytes, source: .disk)
     }
 
-    private func writeLater(_ bytes: [UInt8], for url: ImageURL, to disk: DiskCache) {
-        state.withLock { $0.pendingDiskWrites += 1 }
-        diskWriter.async { [self] in
-            var failed = false
-            do { try disk.store(bytes, for: url) } catch { failed = true }
-            let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-                if failed { state.diskWriteFailures += 1 }
-                state.pendingDiskWrites -= 1
-                guard state.pendingDiskWrites == 0 else { return [] }
-                defer { state.flushWaiters.removeAll() }
-                return state.flushWaiters
-            }
-            for waiter in waiters { waiter.resume() }
+    private func finish(_ url: ImageURL, _ load: Table.LoadID, with result: Result<FetchedImage, FetchError>) {
+        let stopped = if case .failure(let error) = result, error.code == .cancelled { true } else { false }
+        switch state.withLock({ $0.table.finished(url, load, stopped: stopped) }) {
+        case .restart(let url, let load):
+            start(url, load)
+        case .resume(let waiters):
+            for waiter in waiters { waiter.resume(with: result.mapError { $0 as any Error }) }
         }
-    }
-
-    private func complete(_ url: ImageURL, id: Int, with result: Result<FetchedImage, FetchError>) {
-        let waiters = state.withLock { state -> [CheckedContinuation<FetchedImage, any Error>] in
-            // The entry may already be gone (its last waiter cancelled) or replaced by a new load.
-            guard let entry = state.inFlight[url], entry.id == id else { return [] }
-            state.inFlight[url] = nil
-            return Array(entry.waiters.values)
-        }
-        for waiter in waiters { waiter.resume(with: result.mapError { $0 as any Error }) }
     }
 }

@@ -4,14 +4,25 @@ import Locking
 /// One place on screen that shows one image at a time: a table cell.
 ///
 /// Every `load(_:)` first cancels the slot's previous load, whatever the new decision is: a
-/// download, a cache hit or the placeholder (the last lesson of the SDWebImage article). A result
-/// that belongs to a superseded load is never delivered: events are delivered under the slot's
-/// lock, and only while their load is the current one.
+/// download, a cache hit or the placeholder (the last lesson of the SDWebImage article).
 ///
-/// `onEvent` runs on the loading task, under that lock: keep it short (hop to the main actor to
-/// touch UI) and do not call back into the same slot from inside it.
+/// Delivery contract:
+/// - Events are delivered on the main actor (or on the actor given to
+///   `init(loader:deliveringOn:onEvent:)`), never while the slot holds a lock.
+/// - There, just before the handler runs, the slot checks that the event's load is still its
+///   current one. So once `cancel()` or a new `load(_:)` has returned on that actor, nothing of the
+///   old load is ever delivered. (Calls made on other threads take effect as soon as they return,
+///   but an event already past the check on the delivery actor may still arrive.)
+/// - The handler may call `load(_:)` or `cancel()` on the same slot.
 ///
 /// Thread safety: `load` and `cancel` may be called from any thread.
+///
+/// ```swift
+/// let slot = ImageSlot(loader: loader) { event in   // runs on the main actor
+///     cell.show(event)
+/// }
+/// slot.load(item)        // on reuse: slot.load(newItem) or slot.cancel()
+/// ```
 public final class ImageSlot: Sendable {
     private struct State {
         var generation = 0
@@ -19,53 +30,80 @@ public final class ImageSlot: Sendable {
     }
 
     private let loader: ImageLoader
+    private let deliveryActor: any Actor
+    /// Runs isolated to `deliveryActor`.
     private let onEvent: @Sendable (SlotEvent) -> Void
-    // Guards the current generation and its task; events are delivered while holding it.
+    // Guards the current generation and its task; never held while the handler runs.
     private let state = Locked(State())
 
-    /// Creates a slot that reports to `onEvent`.
-    public init(loader: ImageLoader, onEvent: @escaping @Sendable (SlotEvent) -> Void) {
+    /// Creates a slot that reports to `onEvent` on the main actor.
+    public convenience init(loader: ImageLoader, onEvent: @escaping @MainActor @Sendable (SlotEvent) -> Void) {
+        self.init(loader: loader, deliveringOn: MainActor.shared) { event in
+            MainActor.assumeIsolated { onEvent(event) }
+        }
+    }
+
+    /// Creates a slot that reports to `onEvent` isolated to `actor` (the handler may use
+    /// `actor.assumeIsolated` to reach the actor's state).
+    public init(loader: ImageLoader, deliveringOn actor: any Actor, onEvent: @escaping @Sendable (SlotEvent) -> Void) {
         self.loader = loader
+        deliveryActor = actor
         self.onEvent = onEvent
     }
 
     /// Cancels the previous load, decides for `item`, and carries the decision out.
-    /// - Returns: the loading task (to await in tests and scripts; cancelling it is `cancel()`).
+    /// - Returns: the loading task, which ends after its event was delivered or dropped (to await
+    ///   in tests and scripts; cancelling it is like `cancel()`).
     @discardableResult
     public func load(_ item: ImageItem) -> Task<Void, Never> {
         let loader = self.loader
-        return state.withLock { state in
-            state.task?.cancel()
+        return start {
+            do throws(DataFileError) {
+                return await loader.load(item, decision: try loader.decide(item))
+            } catch {
+                return .decisionFailed(error)
+            }
+        }
+    }
+
+    /// Cancels the previous load and carries out `decision`, made elsewhere for `item` (by a
+    /// list deciding for many rows, or a tool that printed it). A "show cached" decision whose
+    /// cached copy proves unreadable is still made again.
+    @discardableResult
+    public func load(_ item: ImageItem, decision: Decision) -> Task<Void, Never> {
+        let loader = self.loader
+        return start { await loader.load(item, decision: decision) }
+    }
+
+    private func start(_ work: @escaping @Sendable () async -> SlotEvent) -> Task<Void, Never> {
+        let (task, previous) = state.withLock { state -> (Task<Void, Never>, Task<Void, Never>?) in
             state.generation += 1
             let generation = state.generation
             let task = Task { [self] in
-                let event: SlotEvent
-                do throws(DataFileError) {
-                    let decision = try loader.decide(item)
-                    event = await loader.load(item, decision: decision)
-                } catch {
-                    event = .decisionFailed(error)
-                }
-                deliver(event, generation: generation)
+                let event = await work()
+                await deliver(event, generation: generation, on: deliveryActor)
             }
-            state.task = task
-            return task
+            defer { state.task = task }
+            return (task, state.task)
         }
+        previous?.cancel()
+        return task
     }
 
     /// Cancels the current load; nothing more is delivered for it.
     public func cancel() {
-        state.withLock { state in
-            state.task?.cancel()
-            state.task = nil
+        let previous = state.withLock { state -> Task<Void, Never>? in
             state.generation += 1
+            defer { state.task = nil }
+            return state.task
         }
+        previous?.cancel()
     }
 
-    private func deliver(_ event: SlotEvent, generation: Int) {
-        state.withLock { state in
-            guard state.generation == generation, !Task.isCancelled else { return }
-            onEvent(event)
-        }
+    /// Runs on the delivery actor: the check and the handler, with no lock held by the handler.
+    private func deliver(_ event: SlotEvent, generation: Int, on actor: isolated any Actor) {
+        let isCurrent = state.withLock { $0.generation == generation }
+        guard isCurrent, !Task.isCancelled else { return }
+        onEvent(event)
     }
 }

@@ -1,0 +1,204 @@
+@testable import Fetch
+import Foundation
+import Logging
+import Policy
+import TestSupport
+
+/// The body a double "downloads" for `url`: different for every URL, never empty.
+func body(of url: ImageURL) -> [UInt8] { Array("image bytes of \(url)".utf8) }
+
+/// `http://127.0.0.1:9/<name>`: a URL no test ever connects to (the doubles answer instead).
+func doubleURL(_ name: String) -> ImageURL { ImageURL("http://127.0.0.1:9/\(name)")! }
+
+/// A downloader whose downloads wait until the test opens the gate.
+final class GatedDownloader: ImageDownloading, @unchecked Sendable {
+    /// What a cancelled download does.
+    enum WhenCancelled {
+        /// Throws `.cancelled` at once.
+        case stopsAtOnce
+        /// Throws `.cancelled` when the gate opens (a transfer slow to wind down).
+        case stopsAtGate
+        /// Returns the body when the gate opens (its body had fully arrived when it was told to stop).
+        case completes
+    }
+
+    // Guards every variable below.
+    private let lock = NSLock()
+    private var isOpen = false
+    private var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var nextID = 0
+    private var startedCount = 0
+    let whenCancelled: WhenCancelled
+
+    init(whenCancelled: WhenCancelled = .stopsAtOnce) {
+        self.whenCancelled = whenCancelled
+    }
+
+    /// Downloads started so far.
+    var started: Int { lock.withLock { startedCount } }
+    /// Downloads waiting at the gate.
+    var atGate: Int { lock.withLock { waiting.count } }
+
+    /// Lets every download through, now and later.
+    func open() {
+        let released = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            isOpen = true
+            defer { waiting.removeAll() }
+            return Array(waiting.values)
+        }
+        for continuation in released { continuation.resume() }
+    }
+
+    func download(_ url: ImageURL) async throws(FetchError) -> [UInt8] {
+        let id = lock.withLock { () -> Int in
+            startedCount += 1
+            nextID += 1
+            return nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let proceed = lock.withLock { () -> Bool in
+                    if isOpen || (Task.isCancelled && whenCancelled == .stopsAtOnce) { return true }
+                    waiting[id] = continuation
+                    return false
+                }
+                if proceed { continuation.resume() }
+            }
+        } onCancel: {
+            guard whenCancelled == .stopsAtOnce else { return }
+            let continuation = lock.withLock { waiting.removeValue(forKey: id) }
+            continuation?.resume()
+        }
+        if Task.isCancelled && whenCancelled != .completes { throw FetchError(url: url, code: .cancelled) }
+        return body(of: url)
+    }
+}
+
+/// A downloader that answers after a random delay of up to `maxLatency`, stopping early when
+/// cancelled; counts what it started.
+final class RandomLatencyDownloader: ImageDownloading, @unchecked Sendable {
+    // Guards `startedCount`.
+    private let lock = NSLock()
+    private var startedCount = 0
+    let maxLatency: Duration
+
+    init(maxLatency: Duration = .milliseconds(3)) {
+        self.maxLatency = maxLatency
+    }
+
+    var started: Int { lock.withLock { startedCount } }
+
+    func download(_ url: ImageURL) async throws(FetchError) -> [UInt8] {
+        lock.withLock { startedCount += 1 }
+        let micros = Int.random(in: 0...Int(maxLatency.components.seconds * 1_000_000 + maxLatency.components.attoseconds / 1_000_000_000_000))
+        do {
+            try await Task.sleep(for: .microseconds(micros))
+        } catch {
+            throw FetchError(url: url, code: .cancelled)
+        }
+        return body(of: url)
+    }
+}
+
+/// A log handler that keeps every message with its level and metadata, for tests.
+struct RecordingLogHandler: LogHandler {
+    /// The messages logged so far, shared by every copy of the handler.
+    final class Records: @unchecked Sendable {
+        // Guards `entries`.
+        private let lock = NSLock()
+        private var entries: [(level: Logger.Level, message: String, metadata: [String: String])] = []
+
+        func append(_ entry: (level: Logger.Level, message: String, metadata: [String: String])) {
+            lock.withLock { entries.append(entry) }
+        }
+
+        var all: [(level: Logger.Level, message: String, metadata: [String: String])] { lock.withLock { entries } }
+    }
+
+    let records: Records
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        records.append((event.level, event.message.description, merged.mapValues { $0.description }))
+    }
+
+    /// A logger writing to a fresh set of records.
+    static func logger() -> (Logger, Records) {
+        let records = Records()
+        return (Logger(label: "test") { _ in RecordingLogHandler(records: records) }, records)
+    }
+}
+
+/// A downloader that runs a closure: for failures and instant answers.
+struct ClosureDownloader: ImageDownloading {
+    let answer: @Sendable (ImageURL) async throws(FetchError) -> [UInt8]
+
+    func download(_ url: ImageURL) async throws(FetchError) -> [UInt8] { try await answer(url) }
+
+    /// Answers every URL at once with its body.
+    static let instant = ClosureDownloader { url throws(FetchError) in body(of: url) }
+}
+
+/// A store for `DiskWriteQueue` whose writes block until the test lets them through, one
+/// `release()` per write; counts what it stored.
+final class BlockingStore: @unchecked Sendable {
+    private let permits = DispatchSemaphore(value: 0)
+    // Guards `entered` and `stored`.
+    private let lock = NSLock()
+    private var enteredCount = 0
+    private var storedURLs: [ImageURL] = []
+
+    /// Writes that began (and wait for a permit, or are done).
+    var entered: Int { lock.withLock { enteredCount } }
+    /// What was stored, in order.
+    var stored: [ImageURL] { lock.withLock { storedURLs } }
+
+    /// Lets `count` more writes finish.
+    func release(_ count: Int = 1) { for _ in 0..<count { permits.signal() } }
+
+    func store(_ bytes: [UInt8], _ url: ImageURL) throws(DiskCacheError) {
+        lock.withLock { enteredCount += 1 }
+        permits.wait()
+        lock.withLock { storedURLs.append(url) }
+    }
+}
+
+/// Holds a loopback server's answers until the test opens it: `server.route(path, gate.hold(response))`.
+/// Waiting for a state (the request arrived, the waiters registered) replaces guessed delays.
+final class ServerGate: @unchecked Sendable {
+    // Guards `isOpen`; `opened` wakes the server threads held.
+    private let lock = NSLock()
+    private var isOpen = false
+    private var held = 0
+    private let opened = DispatchSemaphore(value: 0)
+
+    /// A route answer that waits for `open()` (on the server's connection thread), then is `response`.
+    func hold(_ response: TestHTTPServer.Response) -> TestHTTPServer.Response {
+        .dynamic { [self] _ in
+            let wait = lock.withLock { () -> Bool in
+                if !isOpen { held += 1 }
+                return !isOpen
+            }
+            if wait { opened.wait() }
+            return response
+        }
+    }
+
+    /// Lets every held and later answer go.
+    func open() {
+        let waiting = lock.withLock { () -> Int in
+            defer { isOpen = true; held = 0 }
+            return isOpen ? 0 : held
+        }
+        for _ in 0..<waiting { opened.signal() }
+    }
+
+    deinit { open() }
+}

@@ -1,0 +1,121 @@
+@testable import Fetch
+import Foundation
+import Policy
+import Testing
+import TestSupport
+
+/// Waiters and loads of the real pipeline over downloader doubles: nothing is remembered after
+/// the calls end, and a body that fully arrived is kept.
+struct ImagePipelineWaiterTests {
+    let folder = TemporaryFolder()
+
+    /// 2,000 coalesced waiters, cancelled before they register, while they wait, and after their
+    /// image was delivered: afterwards the pipeline remembers nothing (it used to keep up to
+    /// 1,998 ids of waiters cancelled after delivery, forever).
+    @Test func thousandsOfWaitersCancelledAtEveryMomentLeaveNoBookkeeping() async throws {
+        let downloader = GatedDownloader()
+        let pipeline = ImagePipeline(downloader: downloader, disk: nil)
+        let url = doubleURL("shared")
+        let tasks = (0..<2000).map { _ in Task { try await pipeline.image(for: url) } }
+        // Some are cancelled at once (often before they register), then the load starts.
+        for task in tasks[0..<300] { task.cancel() }
+        #expect(await waitUntil { downloader.started == 1 })
+        // Some are cancelled while they wait.
+        for task in tasks[300..<700] { task.cancel() }
+        downloader.open()
+        var delivered = 0
+        for (index, task) in tasks.enumerated() {
+            if index >= 700 { _ = try? await task.value; task.cancel() }   // cancelled after delivery
+            if (try? await task.value) != nil { delivered += 1 }
+        }
+        #expect(delivered >= 1300)
+        #expect(downloader.started == 1)
+        #expect(await waitUntil { pipeline.bookkeeping == (0, 0) }, "\(pipeline.bookkeeping)")
+    }
+
+    /// Many URLs, random latencies, every waiter cancelled at a random moment (or not at all):
+    /// once the calls end and the loads stop, nothing is left.
+    @Test func randomCancellationsOverManyURLsLeaveNoBookkeeping() async throws {
+        let downloader = RandomLatencyDownloader(maxLatency: .milliseconds(2))
+        let pipeline = ImagePipeline(downloader: downloader, disk: nil)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<3000 {
+                group.addTask {
+                    let url = doubleURL("u\(index % 40)")
+                    let task = Task { try await pipeline.image(for: url) }
+                    switch Int.random(in: 0..<4) {
+                    case 0: task.cancel()
+                    case 1: await Task.yield(); task.cancel()
+                    case 2: try? await Task.sleep(for: .microseconds(Int.random(in: 0...3000))); task.cancel()
+                    default: break
+                    }
+                    if let image = try? await task.value { #expect(image.bytes == body(of: url)) }
+                    task.cancel()                                            // after delivery
+                    if Int.random(in: 0..<10) == 0 { pipeline.memory.purge() }   // more loads
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(await waitUntil { pipeline.bookkeeping == (0, 0) }, "\(pipeline.bookkeeping)")
+    }
+
+    /// The transfer had completed when every waiter left: the body goes to the memory cache, then
+    /// the disk cache, and the next request is not a second download.
+    @Test func aCompleteBodyIsCachedEvenIfEveryWaiterLeftThen() async throws {
+        let downloader = GatedDownloader(whenCancelled: .completes)
+        let disk = try DiskCache(folder: folder.path)
+        let pipeline = ImagePipeline(downloader: downloader, disk: disk)
+        let url = doubleURL("arrived")
+        let tasks = (0..<3).map { _ in Task { try await pipeline.image(for: url) } }
+        #expect(await waitUntil { downloader.atGate == 1 })
+        for task in tasks { task.cancel() }
+        for task in tasks { await #expect(throws: FetchError(url: url, code: .cancelled)) { try await task.value } }
+        downloader.open()                      // the transport reports the completed transfer
+        #expect(await waitUntil { pipeline.bookkeeping == (0, 0) })
+        #expect(pipeline.memory.containsImage(at: url))
+        await pipeline.flush()
+        #expect(disk.containsImage(at: url))
+        let again = try await pipeline.image(for: url)
+        #expect(again.source == .memory && again.bytes == body(of: url))
+        #expect(downloader.started == 1)
+    }
+
+    /// A caller arriving while the stopped transfer winds down joins it; the body had arrived, so
+    /// it is delivered to that caller without a second download.
+    @Test func aCallerArrivingWhileAStoppedTransferEndsGetsItsBody() async throws {
+        let downloader = GatedDownloader(whenCancelled: .completes)
+        let pipeline = ImagePipeline(downloader: downloader, disk: nil)
+        let url = doubleURL("joined")
+        let first = Task { try await pipeline.image(for: url) }
+        #expect(await waitUntil { downloader.atGate == 1 })
+        first.cancel()
+        await #expect(throws: FetchError(url: url, code: .cancelled)) { try await first.value }
+        let second = Task { try await pipeline.image(for: url) }
+        #expect(await waitUntil { pipeline.bookkeeping.waiters == 1 })
+        downloader.open()
+        let image = try await second.value
+        #expect(image.source == .network && image.bytes == body(of: url))
+        #expect(downloader.started == 1)
+        #expect(pipeline.bookkeeping == (0, 0))
+    }
+
+    /// If the stopped transfer did not complete, the callers that joined it get a fresh load, not
+    /// a cancellation they never asked for.
+    @Test func aCallerJoiningATransferThatWasStoppedGetsAFreshLoad() async throws {
+        let downloader = GatedDownloader(whenCancelled: .stopsAtGate)
+        let pipeline = ImagePipeline(downloader: downloader, disk: nil)
+        let url = doubleURL("restarted")
+        let first = Task { try await pipeline.image(for: url) }
+        #expect(await waitUntil { downloader.atGate == 1 })
+        first.cancel()
+        await #expect(throws: FetchError(url: url, code: .cancelled)) { try await first.value }
+        // The stopped transfer has not reported back yet: the new caller joins it.
+        let second = Task { try await pipeline.image(for: url) }
+        #expect(await waitUntil { pipeline.bookkeeping == (loads: 1, waiters: 1) })
+        downloader.open()
+        let image = try await second.value
+        #expect(image.source == .network && image.bytes == body(of: url))
+        #expect(downloader.started == 2)
+        #expect(pipeline.bookkeeping == (0, 0))
+    }
+}
