@@ -22,14 +22,17 @@ struct CLIRunner {
         var crashed: Bool
     }
 
-    func run(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil) throws -> Result {
+    func run(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil) async throws -> Result {
         let executable = PackagePaths.executable
         try #require(FileManager.default.isExecutableFile(atPath: executable),
                      "build the package first (swift build): \(executable) is missing")
         var env = ["XDG_CONFIG_HOME": home.file("config"), "HOME": home.path]
         env.merge(environment) { _, new in new }
-        let (result, hung) = try Self.run(executable, arguments, environment: env, stdin: stdin.map { Data($0.utf8) },
-                                          workingDirectory: PackagePaths.root)
+        let input = stdin.map { Data($0.utf8) }, environment = env
+        // The process is waited for on a thread of its own, never on the cooperative pool.
+        let (result, hung) = try await offThePool {
+            try Self.run(executable, arguments, environment: environment, stdin: input, workingDirectory: PackagePaths.root)
+        }
         #expect(!hung, "imgpolicy \(arguments.joined(separator: " ")) still ran after \(Self.deadline) s and was killed")
         #expect(hung || !result.crashed, "imgpolicy crashed: \(result.stderr)")
         #expect(!result.stderr.contains("Fatal error"), "\(result.stderr)")

@@ -7,12 +7,12 @@ import TestSupport
 struct CacheCommandTests {
     let cli = CLIRunner()
 
-    @Test func clearRefusesAFolderThatIsNotACacheAndTouchesNothing() throws {
+    @Test func clearRefusesAFolderThatIsNotACacheAndTouchesNothing() async throws {
         let home = TemporaryFolder()
         try home.write("notes", to: "tmp/entry-abc123")
         try home.write("notes", to: "tmp/report.txt")
         try home.write("notes", to: "notes.txt")
-        let result = try cli.run(["cache", "clear", "--cache-dir", home.path])
+        let result = try await cli.run(["cache", "clear", "--cache-dir", home.path])
         #expect(result.status == 74)
         #expect(result.stderr.hasPrefix("imgpolicy: cannot open the cache: \(home.path): not a cache folder"))
         #expect(result.stderr.filter { $0 == "\n" }.count == 1)
@@ -21,31 +21,31 @@ struct CacheCommandTests {
     }
 
     @Test(.enabled(if: getuid() == 0, "needs root for chattr +i"))
-    func clearExits74NamingWhatItCouldNotRemove() throws {
+    func clearExits74NamingWhatItCouldNotRemove() async throws {
         let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 2_000, seed: 1))])
         let cacheDir = cli.home.file("cache")
         let item = try cli.home.write(#"{"id": "x", "original": "\#(server.url("/o.png"))"}"#, to: "item.json")
-        #expect(try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir]).status == 0)
+        #expect(try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir]).status == 0)
         let shard = try #require(try cli.home.list("cache").first { $0.count == 2 })
         let entry = try #require(try cli.home.list("cache/" + shard).first)
         let shardPath = cacheDir + "/" + shard
         #expect(try ProcessResult.run("/usr/bin/chattr", ["+i", shardPath]).status == 0)
         defer { _ = try? ProcessResult.run("/usr/bin/chattr", ["-i", shardPath]) }
-        let result = try cli.run(["cache", "clear", "--cache-dir", cacheDir])
+        let result = try await cli.run(["cache", "clear", "--cache-dir", cacheDir])
         #expect(result.status == 74)
         #expect(result.stdout == "removed 0 entries from \(cacheDir)\n")
         #expect(result.stderr == "imgpolicy: \(shardPath)/\(entry): cannot remove: operation not permitted\n")
         #expect(FileManager.default.fileExists(atPath: shardPath + "/" + entry))
     }
 
-    @Test func anOriginalFetchedByOneProcessIsShownCachedByAnotherOnCellular() throws {
+    @Test func anOriginalFetchedByOneProcessIsShownCachedByAnotherOnCellular() async throws {
         let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 20_000, seed: 1)),
                                                  "/t.png": .ok(TestImages.png(size: 2_000, seed: 2))])
         let cacheDir = cli.home.file("shared")
         let item = try cli.home.write(#"{"id": "x", "original": "\#(server.url("/o.png"))", "thumbnail": "\#(server.url("/t.png"))"}"#, to: "item.json")
-        let fetch = try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        let fetch = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir])
         #expect(fetch.status == 0, "\(fetch.stderr)")
-        let decide = try cli.run(["--network", "cellular", "--item", item, "--cache-dir", cacheDir])
+        let decide = try await cli.run(["--network", "cellular", "--item", item, "--cache-dir", cacheDir])
         #expect(decide.stdout.hasPrefix("x: show-cached original \(server.url("/o.png"))"), "\(decide.stdout)")
     }
 }

@@ -9,23 +9,23 @@ import TestSupport
 struct DecideCommandTests {
     let cli = CLIRunner()
 
-    @Test func theCardsExactCommand() throws {
+    @Test func theCardsExactCommand() async throws {
         let item = try cli.home.write(#"{"id": "x", "original": "https://img.example/x.jpg", "thumbnail": "https://img.example/x-t.jpg"}"#, to: "x.json")
-        let result = try cli.run(["--network", "cellular", "--item", item])
+        let result = try await cli.run(["--network", "cellular", "--item", item])
         #expect(result.status == 0)
         #expect(result.stdout == "x: load thumbnail https://img.example/x-t.jpg (rule cellular-thumbnail: on cellular only the thumbnail is loaded (alwaysDownloadOriginalImage is off))\n")
         #expect(result.stderr.isEmpty)
     }
 
-    @Test func theBundledExampleRuns() throws {
-        let result = try cli.run(["--network", "wifi", "--item", "examples/items.json"])
+    @Test func theBundledExampleRuns() async throws {
+        let result = try await cli.run(["--network", "wifi", "--item", "examples/items.json"])
         #expect(result.status == 0)
         #expect(result.stdout.split(separator: "\n").count == 3)
         #expect(result.stdout.split(separator: "\n").allSatisfy { $0.contains("load original") })
     }
 
-    @Test func jsonHasExactlyTheDocumentedKeys() throws {
-        let result = try cli.run(["decide", "--item", "examples/items.json", "--network", "offline", "--cached", "thumbnail", "--json"])
+    @Test func jsonHasExactlyTheDocumentedKeys() async throws {
+        let result = try await cli.run(["decide", "--item", "examples/items.json", "--network", "offline", "--cached", "thumbnail", "--json"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 3)
@@ -44,49 +44,49 @@ struct DecideCommandTests {
         #expect(first["url"] as? String == "https://images.example.com/sunset/thumbnail.jpg")
     }
 
-    @Test func networkPrecedenceIsFlagThenEnvironmentThenDetection() throws {
-        let fromEnvironment = try cli.run(["--item", "examples/item.json", "--json"], environment: ["IMGPOLICY_NETWORK": "cellular,expensive"])
+    @Test func networkPrecedenceIsFlagThenEnvironmentThenDetection() async throws {
+        let fromEnvironment = try await cli.run(["--item", "examples/item.json", "--json"], environment: ["IMGPOLICY_NETWORK": "cellular,expensive"])
         #expect(fromEnvironment.stdout.contains(#""network":"cellular""#))
-        let flagWins = try cli.run(["--item", "examples/item.json", "--json", "--network", "wifi"], environment: ["IMGPOLICY_NETWORK": "cellular"])
+        let flagWins = try await cli.run(["--item", "examples/item.json", "--json", "--network", "wifi"], environment: ["IMGPOLICY_NETWORK": "cellular"])
         #expect(flagWins.stdout.contains(#""network":"wifi""#))
-        let badEnvironment = try cli.run(["--item", "examples/item.json"], environment: ["IMGPOLICY_NETWORK": "5g"])
+        let badEnvironment = try await cli.run(["--item", "examples/item.json"], environment: ["IMGPOLICY_NETWORK": "5g"])
         #expect(badEnvironment.status == 64)
         #expect(badEnvironment.stderr.contains("IMGPOLICY_NETWORK=\"5g\""))
     }
 
-    @Test func settingsDecideAndSetOverridesWithoutWriting() throws {
-        #expect(try cli.run(["settings", "set", "alwaysDownloadOriginalImage", "true"]).status == 0)
-        let stored = try cli.run(["--network", "cellular", "--item", "examples/item.json", "--json"])
+    @Test func settingsDecideAndSetOverridesWithoutWriting() async throws {
+        #expect(try await cli.run(["settings", "set", "alwaysDownloadOriginalImage", "true"]).status == 0)
+        let stored = try await cli.run(["--network", "cellular", "--item", "examples/item.json", "--json"])
         #expect(stored.stdout.contains(#""rule":"cellular-always-original""#))
-        let overridden = try cli.run(["--network", "cellular", "--item", "examples/item.json", "--json", "--set", "alwaysDownloadOriginalImage=off"])
+        let overridden = try await cli.run(["--network", "cellular", "--item", "examples/item.json", "--json", "--set", "alwaysDownloadOriginalImage=off"])
         #expect(overridden.stdout.contains(#""rule":"cellular-thumbnail""#))
         // --set wrote nothing.
         #expect(try String(contentsOfFile: cli.settingsPath, encoding: .utf8).contains("true"))
-        let again = try cli.run(["settings", "get", "alwaysDownloadOriginalImage"])
+        let again = try await cli.run(["settings", "get", "alwaysDownloadOriginalImage"])
         #expect(again.stdout == "true\n")
     }
 
-    @Test func policiesByNameAndFile() throws {
-        let byName = try cli.run(["--network", "cellular", "--item", "examples/item.json", "--policy", "wifi-only", "--json"])
+    @Test func policiesByNameAndFile() async throws {
+        let byName = try await cli.run(["--network", "cellular", "--item", "examples/item.json", "--policy", "wifi-only", "--json"])
         #expect(byName.stdout.contains(#""action":"placeholder""#))
-        let byFile = try cli.run(["--network", "wifi", "--expensive", "--item", "examples/item.json", "--policy", "policies/low-data.json", "--json"])
+        let byFile = try await cli.run(["--network", "wifi", "--expensive", "--item", "examples/item.json", "--policy", "policies/low-data.json", "--json"])
         #expect(byFile.stdout.contains(#""rule":"saving-thumbnail""#))
     }
 
-    @Test func explainListsTheRulesTried() throws {
-        let result = try cli.run(["--network", "cellular", "--item", "examples/item.json", "--explain"])
+    @Test func explainListsTheRulesTried() async throws {
+        let result = try await cli.run(["--network", "cellular", "--item", "examples/item.json", "--explain"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("rule 1 original-cached"))
         #expect(result.stdout.contains("no: the original is not cached"))
         #expect(result.stdout.contains("rule 4 cellular-thumbnail [network is cellular or unknown and has a thumbnail] yes: load thumbnail"))
         #expect(!result.stdout.contains("rule 5"))
-        let json = try cli.run(["--network", "cellular", "--item", "examples/item.json", "--explain", "--json"])
+        let json = try await cli.run(["--network", "cellular", "--item", "examples/item.json", "--explain", "--json"])
         #expect(json.stdout.split(separator: "\n").count == 1)
         #expect(json.stderr.contains("rule 4 cellular-thumbnail"))
     }
 
-    @Test func readsItemsFromStandardInput() throws {
-        let result = try cli.run(["--network", "offline", "--item", "-"], stdin: #"{"original": "https://a.example/o"}"#)
+    @Test func readsItemsFromStandardInput() async throws {
+        let result = try await cli.run(["--network", "offline", "--item", "-"], stdin: #"{"original": "https://a.example/o"}"#)
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("placeholder (rule offline-placeholder"))
     }
@@ -105,7 +105,7 @@ struct DecideCommandTests {
         func stateChanges() -> AsyncStream<NetworkState> { AsyncStream { $0.finish() } }
     }
 
-    @Test func everyItemOfARunIsDecidedWithOneReadingOfTheNetwork() throws {
+    @Test func everyItemOfARunIsDecidedWithOneReadingOfTheNetwork() async throws {
         let reachability = CountingReachability()
         let policy = ImagePolicy.default
         let decider = ItemDecider(policy: policy, settings: policy.resolveSettings([:]).settings, cache: StaticCacheContents.empty,
@@ -119,53 +119,53 @@ struct DecideCommandTests {
 
     // MARK: - Logging
 
-    @Test func nothingIsLoggedByDefault() throws {
-        let result = try cli.run(["--network", "wifi", "--item", "examples/items.json"])
+    @Test func nothingIsLoggedByDefault() async throws {
+        let result = try await cli.run(["--network", "wifi", "--item", "examples/items.json"])
         #expect(result.status == 0)
         #expect(result.stderr.isEmpty)
     }
 
-    @Test func verboseLogsOneLinePerMessageToStandardError() throws {
-        let info = try cli.run(["--network", "wifi", "--item", "examples/items.json", "-v"])
+    @Test func verboseLogsOneLinePerMessageToStandardError() async throws {
+        let info = try await cli.run(["--network", "wifi", "--item", "examples/items.json", "-v"])
         #expect(info.status == 0)
         #expect(info.stderr.split(separator: "\n") == ["imgpolicy: info: network state read network=wifi"], "\(info.stderr)")
-        let debug = try cli.run(["--network", "wifi", "--item", "examples/items.json", "-vv"])
+        let debug = try await cli.run(["--network", "wifi", "--item", "examples/items.json", "-vv"])
         #expect(debug.stderr.contains("imgpolicy: debug: items read count=3 file=examples/items.json\n"), "\(debug.stderr)")
-        let trace = try cli.run(["--network", "wifi", "--item", "examples/items.json", "--verbose", "--verbose", "--verbose"])
+        let trace = try await cli.run(["--network", "wifi", "--item", "examples/items.json", "--verbose", "--verbose", "--verbose"])
         #expect(trace.stderr.split(separator: "\n").filter { $0.hasPrefix("imgpolicy: trace: decided ") }.count == 3)
         // The decisions on standard output are the same with or without logging.
         #expect(trace.stdout == info.stdout)
     }
 
-    @Test func theLevelCanComeFromTheEnvironment() throws {
-        let result = try cli.run(["--network", "wifi", "--item", "examples/items.json"], environment: ["IMGPOLICY_LOG_LEVEL": "DEBUG"])
+    @Test func theLevelCanComeFromTheEnvironment() async throws {
+        let result = try await cli.run(["--network", "wifi", "--item", "examples/items.json"], environment: ["IMGPOLICY_LOG_LEVEL": "DEBUG"])
         #expect(result.status == 0)
         #expect(result.stderr.contains("imgpolicy: debug: items read"))
         #expect(!result.stderr.contains("trace"))
-        let quiet = try cli.run(["--network", "wifi", "--item", "examples/items.json"], environment: ["IMGPOLICY_LOG_LEVEL": "error"])
+        let quiet = try await cli.run(["--network", "wifi", "--item", "examples/items.json"], environment: ["IMGPOLICY_LOG_LEVEL": "error"])
         #expect(quiet.stderr.isEmpty)
-        let flagWins = try cli.run(["--network", "wifi", "--item", "examples/items.json", "-v"], environment: ["IMGPOLICY_LOG_LEVEL": "error"])
+        let flagWins = try await cli.run(["--network", "wifi", "--item", "examples/items.json", "-v"], environment: ["IMGPOLICY_LOG_LEVEL": "error"])
         #expect(flagWins.stderr.contains("imgpolicy: info: "))
     }
 
-    @Test func aBadLogLevelIsAUsageError() throws {
+    @Test func aBadLogLevelIsAUsageError() async throws {
         for arguments in [["--network", "wifi", "--item", "examples/item.json"], ["--network", "wifi", "--item", "examples/item.json", "-v"]] {
-            let result = try cli.run(arguments, environment: ["IMGPOLICY_LOG_LEVEL": "loud"])
+            let result = try await cli.run(arguments, environment: ["IMGPOLICY_LOG_LEVEL": "loud"])
             #expect(result.status == 64)
             #expect(result.stderr == "imgpolicy: IMGPOLICY_LOG_LEVEL=\"loud\" is not a log level (expected one of: trace, debug, info, notice, warning, error, critical)\n")
             #expect(result.stdout.isEmpty)
         }
     }
 
-    @Test func logLinesEscapeControlCharacters() throws {
+    @Test func logLinesEscapeControlCharacters() async throws {
         let item = try cli.home.write(#"{"original": "https://a.example/o"}"#, to: "a\u{1B}[2J\nb.json")
-        let result = try cli.run(["--network", "wifi", "--item", item, "-vv"])
+        let result = try await cli.run(["--network", "wifi", "--item", item, "-vv"])
         #expect(result.status == 0)
         #expect(result.stderr.contains("file=\(cli.home.path)/a\\u{1B}[2J\\u{A}b.json\n"), "\(result.stderr)")
         #expect(!result.stderr.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
     }
 
-    @Test func theLogHandlerWritesOneEscapedLineWithSortedMetadata() {
+    @Test func theLogHandlerWritesOneEscapedLineWithSortedMetadata() async {
         let lines = LockedList<String>()
         var logger = Logger(label: "test") { _ in StandardErrorLogHandler(level: .notice, write: { lines.append($0) }) }
         logger[metadataKey: "z"] = "last"

@@ -55,9 +55,9 @@ struct ErrorCatalogueTests {
     let cli = CLIRunner()
 
     @Test("a bad item file exits 65 with one line naming the file", arguments: badItems)
-    func badItem(_ bad: BadInput) throws {
+    func badItem(_ bad: BadInput) async throws {
         let path = try cli.home.write(Data(bad.content), to: "item.json")
-        let result = try cli.run(["--network", "wifi", "--item", path])
+        let result = try await cli.run(["--network", "wifi", "--item", path])
         #expect(result.status == 65)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.hasPrefix("imgpolicy: \(path): "), "\(result.stderr)")
@@ -77,80 +77,80 @@ struct ErrorCatalogueTests {
         (["settings", "set", "alwaysDownloadOriginalImage", "maybe"], #""maybe" is not a boolean"#),
         (["policy", "check"], "Missing expected argument '<file> ...'"),
     ])
-    func usageErrorsExit64(_ arguments: [String], _ message: String) throws {
-        let result = try cli.run(arguments)
+    func usageErrorsExit64(_ arguments: [String], _ message: String) async throws {
+        let result = try await cli.run(arguments)
         #expect(result.status == 64)
         #expect(result.stderr.contains(message), "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
     }
 
-    @Test func aMissingFileExits66() throws {
+    @Test func aMissingFileExits66() async throws {
         for arguments in [["--item", "/nonexistent/x.json"], ["--item", "examples/item.json", "--policy", "/nonexistent/p.json"],
                           ["policy", "check", "/nonexistent/p.json"]] {
-            let result = try cli.run(arguments)
+            let result = try await cli.run(arguments)
             #expect(result.status == 66)
             #expect(result.stderr == "imgpolicy: /nonexistent/\(arguments[1] == "check" || arguments.count > 2 ? "p" : "x").json: no such file\n")
         }
-        let folder = try cli.run(["--item", cli.home.path])
+        let folder = try await cli.run(["--item", cli.home.path])
         #expect(folder.status == 66)
         #expect(folder.stderr == "imgpolicy: \(cli.home.path): is a directory, not a regular file\n")
     }
 
-    @Test func aBadPolicyFileExits65() throws {
+    @Test func aBadPolicyFileExits65() async throws {
         let path = try cli.home.write(#"{"rules": [{"name": "a", "when": {"network": "5g"}, "action": "placeholder", "reason": "r"}]}"#, to: "p.json")
-        let result = try cli.run(["--item", "examples/item.json", "--policy", path])
+        let result = try await cli.run(["--item", "examples/item.json", "--policy", path])
         #expect(result.status == 65)
         #expect(result.stderr == "imgpolicy: \(path): line 1: rule 1 (\"a\"): unknown network kind \"5g\" (expected \"wifi\", \"cellular\", \"wired\", \"offline\", \"unknown\")\n")
     }
 
-    @Test func aCorruptSettingsFileExits65AndIsKept() throws {
+    @Test func aCorruptSettingsFileExits65AndIsKept() async throws {
         let path = try cli.home.write("{\"alwaysDownloadOriginalImage\": \n", to: "settings.json")
-        let decide = try cli.run(["--network", "cellular", "--item", "examples/item.json", "--settings", path])
+        let decide = try await cli.run(["--network", "cellular", "--item", "examples/item.json", "--settings", path])
         #expect(decide.status == 65)
         #expect(decide.stderr.hasPrefix("imgpolicy: \(path): line 2: "))
-        let set = try cli.run(["settings", "set", "x", "1", "--settings", path])
+        let set = try await cli.run(["settings", "set", "x", "1", "--settings", path])
         #expect(set.status == 65)
         #expect(try cli.home.read("settings.json") == "{\"alwaysDownloadOriginalImage\": \n")
     }
 
-    @Test func aSettingOfTheWrongTypeExits65NamingFileAndKey() throws {
+    @Test func aSettingOfTheWrongTypeExits65NamingFileAndKey() async throws {
         let path = try cli.home.write("{\n  \"alwaysDownloadOriginalImage\": \"yes\"\n}\n", to: "settings.json")
-        let result = try cli.run(["--network", "cellular", "--item", "examples/item.json", "--settings", path])
+        let result = try await cli.run(["--network", "cellular", "--item", "examples/item.json", "--settings", path])
         #expect(result.status == 65)
         #expect(result.stderr == "imgpolicy: \(path): line 2: \"alwaysDownloadOriginalImage\" holds a string (\"yes\"), expected a boolean\n")
     }
 
-    @Test func anUnwritableSettingsFileExits74() throws {
+    @Test func anUnwritableSettingsFileExits74() async throws {
         // A settings "file" whose folder is a regular file cannot be created, even by root.
         try cli.home.write("x", to: "blocker")
-        let result = try cli.run(["settings", "set", "a", "true", "--settings", cli.home.file("blocker/settings.json")])
+        let result = try await cli.run(["settings", "set", "a", "true", "--settings", cli.home.file("blocker/settings.json")])
         #expect(result.status == 74)
         #expect(result.stderr.contains("blocker/settings.json"))
     }
 
-    @Test func anUnsetSettingExits1() throws {
-        let result = try cli.run(["settings", "get", "nothing-here"])
+    @Test func anUnsetSettingExits1() async throws {
+        let result = try await cli.run(["settings", "get", "nothing-here"])
         #expect(result.status == 1)
         #expect(result.stderr == "imgpolicy: nothing-here is not set\n")
     }
 
-    @Test func aNonRegularInputFileExits66() throws {
+    @Test func aNonRegularInputFileExits66() async throws {
         for path in ["/dev/zero", cli.home.path] {
-            let result = try cli.run(["--item", path])
+            let result = try await cli.run(["--item", path])
             #expect(result.status == 66)
             #expect(result.stderr.hasPrefix("imgpolicy: \(path): is a "))
             #expect(result.stderr.hasSuffix(", not a regular file\n"))
         }
     }
 
-    @Test func aBadLogLevelExits64() throws {
-        let result = try cli.run(["--item", "examples/item.json"], environment: ["IMGPOLICY_LOG_LEVEL": "verbose"])
+    @Test func aBadLogLevelExits64() async throws {
+        let result = try await cli.run(["--item", "examples/item.json"], environment: ["IMGPOLICY_LOG_LEVEL": "verbose"])
         #expect(result.status == 64)
         #expect(result.stderr.hasPrefix("imgpolicy: IMGPOLICY_LOG_LEVEL=\"verbose\" is not a log level"))
     }
 
-    @Test func helpExits0() throws {
-        let result = try cli.run(["--help"])
+    @Test func helpExits0() async throws {
+        let result = try await cli.run(["--help"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("USAGE: imgpolicy"))
         #expect(result.stdout.contains("65 bad item, policy or settings file"))

@@ -19,52 +19,52 @@ struct FetchCommandTests {
         return try cli.home.write(#"{"id": "x", "original": "\#(server.url(original))"\#(thumbnailJSON)}"#, to: name)
     }
 
-    @Test func aSecondRunComesFromDisk() throws {
+    @Test func aSecondRunComesFromDisk() async throws {
         let item = try itemFile()
-        let first = try cli.run(["--network", "cellular", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        let first = try await cli.run(["--network", "cellular", "--item", item, "--fetch", "--cache-dir", cacheDir])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.hasPrefix("x: load thumbnail from network, 2000 bytes, "))
-        let second = try cli.run(["--network", "cellular", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        let second = try await cli.run(["--network", "cellular", "--item", item, "--fetch", "--cache-dir", cacheDir])
         #expect(second.stdout.hasPrefix("x: load thumbnail from disk, 2000 bytes, "))
         #expect(server.hits("/t.png") == 1)
         #expect(server.hits("/o.png") == 0)
         // Without --cached, the plain decision consults the real disk cache too.
-        let offline = try cli.run(["--network", "offline", "--item", item, "--cache-dir", cacheDir, "--json"])
+        let offline = try await cli.run(["--network", "offline", "--item", item, "--cache-dir", cacheDir, "--json"])
         #expect(offline.stdout.contains(#""rule":"offline-cached-thumbnail""#))
     }
 
-    @Test func offlineNeverTouchesTheNetwork() throws {
+    @Test func offlineNeverTouchesTheNetwork() async throws {
         let item = try itemFile()
-        let result = try cli.run(["--network", "offline", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        let result = try await cli.run(["--network", "offline", "--item", item, "--fetch", "--cache-dir", cacheDir])
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("x: placeholder"))
         #expect(server.totalHits == 0)
     }
 
-    @Test func outputWritesTheImageBytes() throws {
+    @Test func outputWritesTheImageBytes() async throws {
         let item = try itemFile()
         let target = cli.home.file("out.png")
-        let result = try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir, "--output", target])
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir, "--output", target])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: target))) == TestImages.png(size: 20_000, seed: 1))
     }
 
-    @Test func aServerFailureExits69AndWritesNothing() throws {
+    @Test func aServerFailureExits69AndWritesNothing() async throws {
         let item = try itemFile(original: "/missing.png", thumbnail: nil)
         let target = cli.home.file("out.png")
-        let result = try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir, "--output", target])
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir, "--output", target])
         #expect(result.status == 69)
         #expect(result.stderr == "imgpolicy: \(server.url("/missing.png")): HTTP 404 (not found)\n")
         #expect(!FileManager.default.fileExists(atPath: target))
         #expect(try cli.home.list().filter { $0.hasPrefix("out.png") }.isEmpty)
-        let list = try cli.run(["cache", "list", "--cache-dir", cacheDir])
+        let list = try await cli.run(["cache", "list", "--cache-dir", cacheDir])
         #expect(list.stdout.isEmpty)
     }
 
-    @Test func anUnusableCacheFolderExits74() throws {
+    @Test func anUnusableCacheFolderExits74() async throws {
         let item = try itemFile()
         let blocker = try cli.home.write("not a folder", to: "blocker")
-        let result = try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", blocker])
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", blocker])
         #expect(result.status == 74)
         #expect(result.stderr.contains("blocker"))
         #expect(result.stderr.split(separator: "\n").count == 1)
@@ -102,7 +102,7 @@ struct FetchCommandTests {
         var met: Bool { gaveUp.values.isEmpty && arrivals.values.count > parties }
     }
 
-    @Test func anArrayLoadsConcurrentlyAndReportsInOrder() throws {
+    @Test func anArrayLoadsConcurrentlyAndReportsInOrder() async throws {
         // Four requests held in the server at once prove the loads overlap (the transport runs
         // up to six per host); one after the other, the first would wait alone and give up.
         let rendezvous = Rendezvous(parties: 4)
@@ -115,7 +115,7 @@ struct FetchCommandTests {
         }
         let items = (0..<12).map { #"{"id": "i\#($0)", "original": "\#(server.url("/img\($0).png"))"}"# }
         let path = try cli.home.write("[" + items.joined(separator: ",") + "]", to: "many.json")
-        let result = try cli.run(["--network", "wifi", "--item", path, "--fetch", "--cache-dir", cacheDir])
+        let result = try await cli.run(["--network", "wifi", "--item", path, "--fetch", "--cache-dir", cacheDir])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 12)
@@ -124,7 +124,7 @@ struct FetchCommandTests {
         for n in 0..<12 { #expect(server.hits("/img\(n).png") == 1) }
     }
 
-    @Test func twoProcessesWritingTheSameKeyLeaveOneWholeEntry() throws {
+    @Test func twoProcessesWritingTheSameKeyLeaveOneWholeEntry() async throws {
         server.route("/same.png", .delayed(0.1, .ok(TestImages.png(size: 300_000, seed: 5))))
         let item = try itemFile("same.json", original: "/same.png", thumbnail: nil)
         let arguments = ["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir]
@@ -141,21 +141,21 @@ struct FetchCommandTests {
         }
         group.wait()
         #expect(statuses.values == [0, 0])
-        let third = try cli.run(arguments + ["--output", cli.home.file("same.png")])
+        let third = try await cli.run(arguments + ["--output", cli.home.file("same.png")])
         #expect(third.stdout.contains("from disk"))
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: cli.home.file("same.png")))) == TestImages.png(size: 300_000, seed: 5))
-        #expect(try cli.run(["cache", "stats", "--cache-dir", cacheDir]).stdout.contains("entries: 1\n"))
+        #expect(try await cli.run(["cache", "stats", "--cache-dir", cacheDir]).stdout.contains("entries: 1\n"))
     }
 
-    @Test func cacheStatsListClear() throws {
+    @Test func cacheStatsListClear() async throws {
         let item = try itemFile()
-        _ = try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir])
-        let stats = try cli.run(["cache", "stats", "--cache-dir", cacheDir])
+        _ = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        let stats = try await cli.run(["cache", "stats", "--cache-dir", cacheDir])
         #expect(stats.stdout.contains("entries: 1\n"))
-        let list = try cli.run(["cache", "list", "--cache-dir", cacheDir])
+        let list = try await cli.run(["cache", "list", "--cache-dir", cacheDir])
         #expect(list.stdout.hasSuffix("\t\(server.url("/o.png"))\n"))
-        let clear = try cli.run(["cache", "clear", "--cache-dir", cacheDir])
+        let clear = try await cli.run(["cache", "clear", "--cache-dir", cacheDir])
         #expect(clear.stdout.hasPrefix("removed 1 entries"))
-        #expect(try cli.run(["cache", "stats", "--cache-dir", cacheDir]).stdout.contains("entries: 0\n"))
+        #expect(try await cli.run(["cache", "stats", "--cache-dir", cacheDir]).stdout.contains("entries: 0\n"))
     }
 }

@@ -58,7 +58,7 @@ struct HostileInputTests {
     }
 
     /// Every way the command reads a file, given a FIFO: a clear error at once, never a hang.
-    @Test func aFIFOAsAnInputFileIsRefusedAtOnce() throws {
+    @Test func aFIFOAsAnInputFileIsRefusedAtOnce() async throws {
         let item = try cli.home.write(#"{"original": "https://a.example/o"}"#, to: "item.json")
         let path = try fifo("input.fifo")
         let runs: [[String]] = [
@@ -71,73 +71,73 @@ struct HostileInputTests {
             ["policy", "check", path],
         ]
         for arguments in runs {
-            let result = try cli.run(arguments)
+            let result = try await cli.run(arguments)
             #expect(result.status == 66, "\(arguments): \(result.stderr)")
             #expect(result.stderr == "imgpolicy: \(path): is a FIFO, not a regular file\n", "\(arguments)")
             #expect(kind(of: path) == S_IFIFO)
         }
     }
 
-    @Test func aDefaultSettingsFileThatIsAFIFOIsRefusedAtOnce() throws {
+    @Test func aDefaultSettingsFileThatIsAFIFOIsRefusedAtOnce() async throws {
         let path = try fifo("config/imgpolicy/settings.json")
         #expect(path == cli.settingsPath)
         let item = try cli.home.write(#"{"original": "https://a.example/o"}"#, to: "item.json")
         for arguments in [["--network", "wifi", "--item", item], ["settings", "list"]] {
-            let result = try cli.run(arguments)
+            let result = try await cli.run(arguments)
             #expect(result.status == 66)
             #expect(result.stderr == "imgpolicy: \(path): is a FIFO, not a regular file\n")
         }
     }
 
-    @Test func devicesSocketsAndFoldersAreNotInputFiles() throws {
+    @Test func devicesSocketsAndFoldersAreNotInputFiles() async throws {
         let (socketPath, fd) = try socketFile("s.sock")
         defer { close(fd) }
         var cases = [("/dev/zero", "a character device"), (socketPath, "a socket"), (cli.home.path, "a directory")]
         if let device = try nullDevice("null") { cases.append((device, "a character device")) }
         for (path, kind) in cases {
-            let result = try cli.run(["--network", "wifi", "--item", path])
+            let result = try await cli.run(["--network", "wifi", "--item", path])
             #expect(result.status == 66, "\(path): \(result.stderr)")
             #expect(result.stderr == "imgpolicy: \(path): is \(kind), not a regular file\n")
         }
     }
 
-    @Test func standardInputStillReadsAPipe() throws {
-        let result = try cli.run(["--network", "wifi", "--item", "-"], stdin: #"[{"id": "p", "original": "https://a.example/o"}]"#)
+    @Test func standardInputStillReadsAPipe() async throws {
+        let result = try await cli.run(["--network", "wifi", "--item", "-"], stdin: #"[{"id": "p", "original": "https://a.example/o"}]"#)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.hasPrefix("p: load original https://a.example/o"))
     }
 
     // MARK: - --output
 
-    func fetchTo(_ target: String) throws -> CLIRunner.Result {
+    func fetchTo(_ target: String) async throws -> CLIRunner.Result {
         let item = try cli.home.write(#"{"id": "x", "original": "\#(server.url("/o.png"))"}"#, to: "item.json")
-        return try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir, "--output", target])
+        return try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir, "--output", target])
     }
 
-    @Test func outputToDevNullWritesThroughIt() throws {
-        let result = try fetchTo("/dev/null")
+    @Test func outputToDevNullWritesThroughIt() async throws {
+        let result = try await fetchTo("/dev/null")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(kind(of: "/dev/null") == S_IFCHR, "/dev/null is no longer a character device")
     }
 
-    @Test func outputToACharacterDeviceWritesThroughIt() throws {
+    @Test func outputToACharacterDeviceWritesThroughIt() async throws {
         guard let device = try nullDevice("null") else {
             Issue.record("skipped: mknod needs root (CI runs as root)")
             return
         }
-        let result = try fetchTo(device)
+        let result = try await fetchTo(device)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(kind(of: device) == S_IFCHR, "the device was replaced")
         #expect(try cli.home.list().filter { $0.contains("null") } == ["null"], "a temporary file was left")
     }
 
-    @Test func outputToAFIFOWithAReaderWritesTheBytes() throws {
+    @Test func outputToAFIFOWithAReaderWritesTheBytes() async throws {
         let path = try fifo("out.fifo")
         // Opened for reading first (without waiting for a writer), so the command finds a reader.
         let reader = open(path, O_RDONLY | O_NONBLOCK)
         try #require(reader >= 0)
         defer { close(reader) }
-        let result = try fetchTo(path)
+        let result = try await fetchTo(path)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(kind(of: path) == S_IFIFO)
         var received: [UInt8] = []
@@ -150,30 +150,30 @@ struct HostileInputTests {
         #expect(received == TestImages.png(size: 20_000, seed: 1))
     }
 
-    @Test func outputToAFIFOWithoutAReaderFailsAtOnce() throws {
+    @Test func outputToAFIFOWithoutAReaderFailsAtOnce() async throws {
         let path = try fifo("out.fifo")
-        let result = try fetchTo(path)
+        let result = try await fetchTo(path)
         #expect(result.status == 74)
         #expect(result.stderr == "imgpolicy: \(path): cannot write the image: is a FIFO that no process reads; start the reader first\n")
         #expect(kind(of: path) == S_IFIFO)
     }
 
-    @Test func outputToASocketOrAFolderIsRefused() throws {
+    @Test func outputToASocketOrAFolderIsRefused() async throws {
         let (socketPath, fd) = try socketFile("out.sock")
         defer { close(fd) }
         for (path, kind) in [(socketPath, "a socket"), (cli.home.path, "a directory")] {
-            let result = try fetchTo(path)
+            let result = try await fetchTo(path)
             #expect(result.status == 74)
             #expect(result.stderr.hasPrefix("imgpolicy: \(path): cannot write the image: is \(kind);"), "\(result.stderr)")
         }
         #expect(kind(of: socketPath) == S_IFSOCK)
     }
 
-    @Test func outputThroughASymbolicLinkReplacesItsTargetAndKeepsTheLink() throws {
+    @Test func outputThroughASymbolicLinkReplacesItsTargetAndKeepsTheLink() async throws {
         let target = try cli.home.write("old", to: "real/out.png")
         chmod(target, 0o640)
         try cli.home.link("link.png", to: target)
-        let result = try fetchTo(cli.home.file("link.png"))
+        let result = try await fetchTo(cli.home.file("link.png"))
         #expect(result.status == 0, "\(result.stderr)")
         #expect(kind(of: cli.home.file("link.png")) == S_IFLNK)
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: target))) == TestImages.png(size: 20_000, seed: 1))
@@ -182,9 +182,9 @@ struct HostileInputTests {
         #expect(try cli.home.list("real") == ["out.png"])
     }
 
-    @Test func outputThroughADanglingLinkIsRefused() throws {
+    @Test func outputThroughADanglingLinkIsRefused() async throws {
         try cli.home.link("link.png", to: cli.home.file("missing/out.png"))
-        let result = try fetchTo(cli.home.file("link.png"))
+        let result = try await fetchTo(cli.home.file("link.png"))
         #expect(result.status == 74)
         #expect(result.stderr.contains("link.png: cannot write the image: is a symbolic link to a missing file"), "\(result.stderr)")
         #expect(kind(of: cli.home.file("link.png")) == S_IFLNK)
@@ -192,66 +192,66 @@ struct HostileInputTests {
 
     // MARK: - Control characters
 
-    @Test func controlCharactersFromAnItemFileAreEscaped() throws {
+    @Test func controlCharactersFromAnItemFileAreEscaped() async throws {
         let item = try cli.home.write(#"[{"id": "a\u001b]0;pwned\u0007\u001b[2J\nfake: load", "original": "https://a.example/o"}, {"id": "b\u009b31m\u202e", "original": "https://a.example/p"}]"#, to: "item.json")
-        let result = try cli.run(["--network", "wifi", "--item", item])
+        let result = try await cli.run(["--network", "wifi", "--item", item])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.count == 3)
         #expect(lines[0].hasPrefix(#"a\u{1B}]0;pwned\u{7}\u{1B}[2J\u{A}fake: load: load original https://a.example/o (rule "#))
         #expect(lines[1].hasPrefix(#"b\u{9B}31m\u{202E}: load original"#))
-        let explained = try cli.run(["--network", "wifi", "--item", item, "--explain"])
+        let explained = try await cli.run(["--network", "wifi", "--item", item, "--explain"])
         #expect(!explained.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
         #expect(explained.stdout.contains(#"a\u{1B}]0;pwned\u{7}\u{1B}[2J\u{A}fake: load: policy default, "#))
     }
 
-    @Test func controlCharactersFromAPolicyFileAreEscapedInTextAndJSON() throws {
+    @Test func controlCharactersFromAPolicyFileAreEscapedInTextAndJSON() async throws {
         let policy = try cli.home.write(#"{"rules": [{"name": "all", "action": "placeholder", "reason": "r\u001b[31mred\nx"}]}"#, to: "p.json")
-        let text = try cli.run(["--network", "wifi", "--item", "examples/item.json", "--policy", policy])
+        let text = try await cli.run(["--network", "wifi", "--item", "examples/item.json", "--policy", policy])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdout.hasSuffix(#"(rule all: r\u{1B}[31mred\u{A}x)"# + "\n"), "\(text.stdout)")
         #expect(text.stdout.split(separator: "\n").count == 1)
-        let explained = try cli.run(["--network", "wifi", "--item", "examples/item.json", "--policy", policy, "--explain", "--json"])
+        let explained = try await cli.run(["--network", "wifi", "--item", "examples/item.json", "--policy", policy, "--explain", "--json"])
         #expect(explained.stdout.contains(#""reason":"r\u001b[31mred\nx""#), "\(explained.stdout)")
         #expect(!explained.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
         #expect(!explained.stderr.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
     }
 
-    @Test func controlCharactersInErrorsAreEscaped() throws {
+    @Test func controlCharactersInErrorsAreEscaped() async throws {
         let key = try cli.home.write(#"{"original": "https://a.example/o", "\u001b]0;x\u0007": 1}"#, to: "key.json")
-        let badKey = try cli.run(["--network", "wifi", "--item", key])
+        let badKey = try await cli.run(["--network", "wifi", "--item", key])
         #expect(badKey.status == 65)
         // The JSON reader quotes a key as JSON does (\u001b); nothing raw reaches the terminal.
         #expect(badKey.stderr.contains(#"unknown key "\u001b]0;x\u0007""#), "\(badKey.stderr)")
         #expect(!badKey.stderr.dropLast().unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(badKey.stderr)")
         let name = cli.home.file("no\u{1B}[2J\nsuch.json")
-        let missing = try cli.run(["--network", "wifi", "--item", name])
+        let missing = try await cli.run(["--network", "wifi", "--item", name])
         #expect(missing.status == 66)
         #expect(missing.stderr == "imgpolicy: \(cli.home.path)/no\\u{1B}[2J\\u{A}such.json: no such file\n")
     }
 
-    @Test func controlCharactersFromASettingsFileAreEscaped() throws {
+    @Test func controlCharactersFromASettingsFileAreEscaped() async throws {
         try cli.home.write("{\"a\\u001b[2J\\nb\": \"v\\u0007\", \"alwaysDownloadOriginalImage\": true}", to: "config/imgpolicy/settings.json")
-        let result = try cli.run(["settings", "list"])
+        let result = try await cli.run(["settings", "list"])
         #expect(result.status == 0, "\(result.stderr)")
         // String values are shown as JSON strings, escaped already.
         #expect(result.stdout == "a\\u{1B}[2J\\u{A}b = \"v\\u0007\"\nalwaysDownloadOriginalImage = true\n")
-        let get = try cli.run(["settings", "get", "a\u{1B}[2J\nb"])
+        let get = try await cli.run(["settings", "get", "a\u{1B}[2J\nb"])
         #expect(get.stdout == "\"v\\u0007\"\n")
     }
 
     /// A server's Content-Type reaches the text output of `--fetch` (the "not an image" error):
     /// escaped on standard output and standard error, and in JSON.
-    @Test func aServersContentTypeIsEscaped() throws {
+    @Test func aServersContentTypeIsEscaped() async throws {
         server.route("/evil.png", .ok(Array("<html></html>".utf8), contentType: "text/html\u{1B}]0;pwned\u{07}\u{1B}[2J"))
         let item = try cli.home.write(#"{"id": "e", "original": "\#(server.url("/evil.png"))"}"#, to: "item.json")
-        let result = try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir])
         #expect(result.status == 69)
         #expect(server.hits("/evil.png") == 1)
         #expect(result.stdout.contains("text/html\\u{1B}]0;pwned"), "\(result.stdout)")
         #expect(!result.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(result.stdout)")
         #expect(!result.stderr.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(result.stderr)")
-        let json = try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir, "--json"])
+        let json = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir, "--json"])
         #expect(!json.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "JSON output escapes: \(json.stdout)")
     }
 
@@ -264,9 +264,9 @@ struct HostileInputTests {
         ("https://127.0.0.1:abc/o.png", #"the port "abc" is not a number from 1 to 65535"#),
         ("https://127.0.0.1/" + String(repeating: "x", count: 65_536), "longer than the limit of 8192"),
     ])
-    func aBadURLIsRefusedWhenTheItemIsRead(_ url: String, _ message: String) throws {
+    func aBadURLIsRefusedWhenTheItemIsRead(_ url: String, _ message: String) async throws {
         let item = try cli.home.write("{\n  \"id\": \"x\",\n  \"original\": \"\(url)\"\n}", to: "item.json")
-        let result = try cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir])
         #expect(result.status == 65)
         #expect(result.stderr.hasPrefix("imgpolicy: \(item): line 3: \"original\": "), "\(result.stderr)")
         #expect(result.stderr.contains(message), "\(result.stderr)")
@@ -274,7 +274,7 @@ struct HostileInputTests {
         #expect(result.stdout.isEmpty)
         #expect(server.totalHits == 0)
         if FileManager.default.fileExists(atPath: cacheDir) {
-            #expect(try cli.run(["cache", "list", "--cache-dir", cacheDir]).stdout.isEmpty)
+            #expect(try await cli.run(["cache", "list", "--cache-dir", cacheDir]).stdout.isEmpty)
         }
     }
 }

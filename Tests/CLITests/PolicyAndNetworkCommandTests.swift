@@ -5,32 +5,32 @@ import TestSupport
 struct PolicyAndNetworkCommandTests {
     let cli = CLIRunner()
 
-    @Test func checkPassesTheBundledPolicies() throws {
-        let result = try cli.run(["policy", "check", "policies/default.json", "policies/low-data.json", "policies/wifi-only.json",
+    @Test func checkPassesTheBundledPolicies() async throws {
+        let result = try await cli.run(["policy", "check", "policies/default.json", "policies/low-data.json", "policies/wifi-only.json",
                                   "policies/always-original.json"])
         #expect(result.status == 0)
         #expect(result.stdout.split(separator: "\n").count == 4)
         #expect(result.stdout.contains("policies/default.json: ok (7 rules, 12 cases)"))
     }
 
-    @Test func checkFailsAPolicyWhoseCasesFail() throws {
+    @Test func checkFailsAPolicyWhoseCasesFail() async throws {
         let path = try cli.home.write("""
             {"rules": [{"name": "all", "action": "placeholder", "reason": "r"}],
              "cases": [
                {"network": "wifi", "expect": {"action": "load", "variant": "original"}}
              ]}
             """, to: "p.json")
-        let result = try cli.run(["policy", "check", path, "policies/default.json"])
+        let result = try await cli.run(["policy", "check", path, "policies/default.json"])
         #expect(result.status == 65)
         #expect(result.stderr.contains("\(path): line 3: case 1: expected load original, got placeholder by rule all"))
         #expect(result.stdout.contains("policies/default.json: ok"))
     }
 
-    @Test func tableListsEveryInput() throws {
-        let text = try cli.run(["policy", "table"])
+    @Test func tableListsEveryInput() async throws {
+        let text = try await cli.run(["policy", "table"])
         #expect(text.status == 0)
         #expect(text.stdout.split(separator: "\n").count == 241)
-        let json = try cli.run(["policy", "table", "low-data", "--json"])
+        let json = try await cli.run(["policy", "table", "low-data", "--json"])
         let rows = json.stdout.split(separator: "\n")
         #expect(rows.count == 120)
         for row in rows {
@@ -39,7 +39,7 @@ struct PolicyAndNetworkCommandTests {
         }
     }
 
-    @Test func networkExplainsAFakeTree() throws {
+    @Test func networkExplainsAFakeTree() async throws {
         let root = cli.home
         try root.write("1\n", to: "sys/devices/pci0/net/wwan0/type")
         try root.write("DEVTYPE=wwan\n", to: "sys/devices/pci0/net/wwan0/uevent")
@@ -48,16 +48,16 @@ struct PolicyAndNetworkCommandTests {
         try root.link("sys/class/net/wwan0", to: "../../devices/pci0/net/wwan0")
         try root.write("Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\nwwan0\t00000000\t00000000\t0001\t0\t0\t0\t00000000\n",
                        to: "proc/net/route")
-        let result = try cli.run(["network", "--root", root.path])
+        let result = try await cli.run(["network", "--root", root.path])
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("network: cellular,expensive\n"))
         #expect(result.stdout.contains("wwan0 is cellular (DEVTYPE=wwan)"))
-        let overridden = try cli.run(["network", "--root", root.path], environment: ["IMGPOLICY_NETWORK": "wifi"])
+        let overridden = try await cli.run(["network", "--root", root.path], environment: ["IMGPOLICY_NETWORK": "wifi"])
         #expect(overridden.stdout.hasPrefix("network: wifi (from IMGPOLICY_NETWORK"))
     }
 
-    @Test func networkOnThisMachineSaysSomething() throws {
-        let result = try cli.run(["network"])
+    @Test func networkOnThisMachineSaysSomething() async throws {
+        let result = try await cli.run(["network"])
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("network: "))
     }

@@ -15,10 +15,11 @@ struct ImagePipelineCommandTests {
 
     var cacheDir: String { home.file("cache") }
 
-    func run(_ arguments: [String]) throws -> ProcessResult {
+    func run(_ arguments: [String]) async throws -> ProcessResult {
         let executable = PackagePaths.executable
         try #require(FileManager.default.isExecutableFile(atPath: executable), "build the package first: \(executable) is missing")
-        let result = try ProcessResult.run(executable, arguments, environment: ["XDG_CONFIG_HOME": home.file("config"), "HOME": home.path])
+        let environment = ["XDG_CONFIG_HOME": home.file("config"), "HOME": home.path]
+        let result = try await offThePool { try ProcessResult.run(executable, arguments, environment: environment) }
         #expect(!result.crashed, "imgpolicy crashed: \(result.stderr)")
         return result
     }
@@ -36,14 +37,14 @@ struct ImagePipelineCommandTests {
     /// 3,000 items decided "show cached" while other processes run `cache clear` on the same
     /// folder: every item is shown (from disk, or loaded again) and none fails as offline. (A
     /// clear may also remove a write's temporary file: that write fails, is reported, exit 74.)
-    @Test func cacheClearedByAnotherProcessMeanwhileNeverFailsAsOffline() throws {
+    @Test func cacheClearedByAnotherProcessMeanwhileNeverFailsAsOffline() async throws {
         let items = try items(3000)
         let arguments = ["--network", "wifi", "--item", items, "--fetch", "--cache-dir", cacheDir]
-        let first = try run(arguments)
+        let first = try await run(arguments)
         #expect(first.status == 0, "\(first.stderr)")
         // The second run decides from its index (all cached) while the cache is being cleared.
         let clearing = ClearingProcesses(arguments: ["cache", "clear", "--cache-dir", cacheDir], home: home)
-        let second = try run(arguments)
+        let second = try await run(arguments)
         let clears = clearing.stop()
         #expect(clears > 0)
         #expect(second.status == 0 || second.status == 74, "\(second.stderr.prefix(500))")
@@ -58,14 +59,14 @@ struct ImagePipelineCommandTests {
     /// A cache on a 1 MiB tmpfs: every image is still delivered, each distinct failed write is
     /// reported on one line naming the path, and the command exits 74.
     @Test(.enabled(if: getuid() == 0, "needs root to mount a tmpfs"))
-    func aFullDiskIsReportedAfterDeliveringEverything() throws {
+    func aFullDiskIsReportedAfterDeliveringEverything() async throws {
         let mountPoint = home.file("tiny")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         let mounted = try ProcessResult.run("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint])
         try #require(mounted.status == 0, "mount failed: \(mounted.stderr)")
         defer { _ = try? ProcessResult.run("/usr/bin/umount", [mountPoint]) }
         let items = try items(8, size: 300_000)
-        let result = try run(["--network", "wifi", "--item", items, "--fetch", "--cache-dir", mountPoint + "/cache"])
+        let result = try await run(["--network", "wifi", "--item", items, "--fetch", "--cache-dir", mountPoint + "/cache"])
         #expect(result.status == 74, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 8 && lines.allSatisfy { $0.contains("load original from network, 300000 bytes") }, "\(result.stdout)")
@@ -76,13 +77,13 @@ struct ImagePipelineCommandTests {
     }
 
     /// A file where the cache's `tmp/` folder should be: one line naming it, exit 74.
-    @Test func aFileWhereTheTemporaryFolderShouldBeIsReported() throws {
+    @Test func aFileWhereTheTemporaryFolderShouldBeIsReported() async throws {
         // A cache (with its marker) whose tmp/ folder was replaced by a file.
         _ = try DiskCache(folder: cacheDir)
         try FileManager.default.removeItem(atPath: cacheDir + "/tmp")
         try home.write("not a folder", to: "cache/tmp")
         let items = try items(3)
-        let result = try run(["--network", "wifi", "--item", items, "--fetch", "--cache-dir", cacheDir])
+        let result = try await run(["--network", "wifi", "--item", items, "--fetch", "--cache-dir", cacheDir])
         #expect(result.status == 74, "\(result.stderr)")
         let errors = result.stderr.split(separator: "\n")
         #expect(errors.count == 1, "\(result.stderr)")
