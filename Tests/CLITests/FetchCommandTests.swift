@@ -139,7 +139,7 @@ struct FetchCommandTests {
                 group.leave()
             }
         }
-        group.wait()
+        try await offThePool { group.wait() }
         #expect(statuses.values == [0, 0])
         let third = try await cli.run(arguments + ["--output", cli.home.file("same.png")])
         #expect(third.stdout.contains("from disk"))

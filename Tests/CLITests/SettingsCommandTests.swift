@@ -48,7 +48,7 @@ struct SettingsCommandTests {
                 group.leave()
             }
         }
-        group.wait()
+        try await offThePool { group.wait() }
         #expect(results.values == [0, 0])
         let listed = try await cli.run(["settings", "list", "--settings", settings]).stdout.split(separator: "\n")
         let keys = Set(listed.compactMap { $0.split(separator: " ").first.map(String.init) })

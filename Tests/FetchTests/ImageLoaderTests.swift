@@ -103,7 +103,7 @@ struct ImageLoaderTests {
             }
             return await group.reduce(into: []) { $0.append($1) }
         }
-        clearing.stop()
+        try await offThePool { clearing.stop() }
         var failures: [String] = []
         for event in events {
             if case .imageReady = event { continue }

@@ -45,7 +45,7 @@ struct ImagePipelineCommandTests {
         // The second run decides from its index (all cached) while the cache is being cleared.
         let clearing = ClearingProcesses(arguments: ["cache", "clear", "--cache-dir", cacheDir], home: home)
         let second = try await run(arguments)
-        let clears = clearing.stop()
+        let clears = try await offThePool { clearing.stop() }
         #expect(clears > 0)
         #expect(second.status == 0 || second.status == 74, "\(second.stderr.prefix(500))")
         #expect(!second.stderr.contains("offline"))
