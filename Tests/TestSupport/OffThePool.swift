@@ -4,6 +4,7 @@ import Foundation
 /// own and suspends the calling task until it returns, so that tests waiting for processes never
 /// hold the few threads of Swift's cooperative pool (2 on a 2-core machine) that every other test
 /// running in parallel needs.
+@discardableResult
 public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread {
