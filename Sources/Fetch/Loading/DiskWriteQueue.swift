@@ -8,14 +8,22 @@ import Policy
 /// - `enqueue` admits a write, drops it, or (policy `.wait`) suspends until there is room.
 /// - `flush` waits for the writes admitted before it, not for a moment with nothing queued.
 /// - A failed write is counted, logged at `error` with the cache's path and message, and kept
-///   (the first of each distinct message, with a count) for a tool to report.
+///   (the first of each distinct cause, with a count) for a tool to report. The cause is the
+///   error's code and the system's reason (the text after its last ": "): a full disk makes
+///   every entry's write fail with its own path but one cause, reported once.
 ///
 /// Thread safety: every method may be called from any task at once.
 final class DiskWriteQueue: Sendable {
     private struct State {
         var backlog: DiskWriteBacklog<CheckedContinuation<Int, Never>, CheckedContinuation<Void, Never>>
-        /// The first failure of each distinct message, and how many failed so.
+        /// The first failure of each distinct cause, and how many failed so.
         var failures: [(error: DiskCacheError, occurrences: Int)] = []
+    }
+
+    /// What makes two failures the same for a report: the code and the system's reason.
+    static func cause(of error: DiskCacheError) -> String {
+        let reason = error.message.split(separator: ": ").last.map(String.init) ?? error.message
+        return "\(error.code) \(reason)"
     }
 
     /// The most distinct failures remembered.
@@ -99,7 +107,7 @@ final class DiskWriteQueue: Sendable {
     private func finished(_ sequence: Int, failure: DiskCacheError?, url: ImageURL) {
         let released = state.withLock { state in
             if let failure {
-                if let known = state.failures.firstIndex(where: { $0.error.message == failure.message }) {
+                if let known = state.failures.firstIndex(where: { Self.cause(of: $0.error) == Self.cause(of: failure) }) {
                     state.failures[known].occurrences += 1
                 } else if state.failures.count < Self.failureMemory {
                     state.failures.append((failure, 1))
