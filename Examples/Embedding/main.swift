@@ -1,5 +1,6 @@
 import Fetch
 import Foundation
+import LinuxNetwork
 import Policy
 
 let environment = ProcessInfo.processInfo.environment

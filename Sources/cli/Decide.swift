@@ -2,6 +2,9 @@ import ArgumentParser
 import Fetch
 import Foundation
 import Policy
+#if canImport(LinuxNetwork)
+import LinuxNetwork
+#endif
 
 /// `imgpolicy [decide]`: the decision for each item of an item file.
 struct Decide: AsyncParsableCommand {

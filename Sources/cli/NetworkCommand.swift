@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LinuxNetwork
 import Policy
 
 /// `imgpolicy network`: what auto-detection sees, and why.

@@ -2,9 +2,8 @@
 import Glibc
 #elseif canImport(Musl)
 import Musl
-#elseif canImport(Darwin)
-import Darwin
 #endif
+import Policy
 
 /// Tells offline, Wi-Fi, cellular and wired apart on Linux, without root, from `/sys/class/net`
 /// and the default route.
@@ -108,16 +107,7 @@ public struct LinuxReachability: ReachabilityProviding {
     /// Every interface under `sys/class/net`, sorted by name.
     public func listInterfaces() -> [NetworkInterface] {
         let folder = root + "/sys/class/net"
-        guard let directory = opendir(folder) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names.sorted().map { readInterface($0, folder: folder + "/" + $0) }
+        return SystemFiles.names(in: folder).sorted().map { readInterface($0, folder: folder + "/" + $0) }
     }
 
     private func readInterface(_ name: String, folder: String) -> NetworkInterface {
@@ -167,26 +157,9 @@ public struct LinuxReachability: ReachabilityProviding {
 
     // MARK: - files
 
-    private func readText(_ path: String) -> String? {
-        guard let bytes = try? DataFileReader.read(path) else { return nil }
-        return String(decoding: bytes, as: UTF8.self).trimmingCharacters()
-    }
+    private func readText(_ path: String) -> String? { SystemFiles.text(path) }
 
-    private func readLink(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    private func readLink(_ path: String) -> String? { SystemFiles.linkTarget(path) }
 
-    private func exists(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0
-    }
-}
-
-extension String {
-    func trimmingCharacters() -> String {
-        String(Substring(self).trimmingSpaces())
-    }
+    private func exists(_ path: String) -> Bool { SystemFiles.exists(path) }
 }
