@@ -55,7 +55,9 @@ let package = Package(
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "PolicyUserDefaults", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["Policy", "TestSupport", "cli"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "Policy", "TestSupport"]),
-        .testTarget(name: "LinuxNetworkTests", dependencies: ["LinuxNetwork", "Policy", "TestSupport"]),
+        // Runs LinuxReachability inside a network namespace (`ip netns exec`) for the tests and the benchmark.
+        .executableTarget(name: "reachability-probe", dependencies: ["LinuxNetwork", "Policy"], path: "Tests/ReachabilityProbe"),
+        .testTarget(name: "LinuxNetworkTests", dependencies: ["LinuxNetwork", "Policy", "TestSupport", "reachability-probe"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -17,8 +17,9 @@ fi
 say "$(swift --version 2>/dev/null | head -n 1)"
 
 # Debian packages the project needs: libcurl's headers (the fetcher), nginx-light and openssl
-# (the TLS tests, the example and the benchmark serve images from nginx on 127.0.0.1).
-packages=(libcurl4-openssl-dev nginx-light openssl)
+# (the TLS tests, the example and the benchmark serve images from nginx on 127.0.0.1), iproute2
+# (`ip netns`: the reachability tests make network namespaces).
+packages=(libcurl4-openssl-dev nginx-light openssl iproute2)
 missing=()
 for package in "${packages[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

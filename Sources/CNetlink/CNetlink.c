@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/netlink.h>
@@ -30,6 +32,14 @@ int cnetlink_open_route_socket(uint32_t groups, int receive_buffer) {
         return -1;
     }
     return fd;
+}
+
+int cnetlink_open_wake_descriptor(void) {
+    return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+void cnetlink_name_this_thread(const char *name) {
+    (void)prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }
 
 int cnetlink_is_route_change(uint16_t type) {

@@ -1,165 +1,79 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import Logging
 import Policy
 
-/// Tells offline, Wi-Fi, cellular and wired apart on Linux, without root, from `/sys/class/net`
-/// and the default route.
+/// The network state on Linux, kept fresh by the kernel's netlink route events: no polling, and
+/// no system call when the state is read.
 ///
-/// 1. The interface that carries traffic: the kernel is asked which source address a UDP socket
-///    "connected" to a TEST-NET address would use (no packet is sent), and that address is matched
-///    with `getifaddrs`; this respects route metrics, VPNs and policy routing. When that fails
-///    (or when `root` is not `/`, as in tests), the up default route with the lowest metric in
-///    `/proc/net/route`, then `/proc/net/ipv6_route`.
-/// 2. No default route, or its interface is down: offline.
-/// 3. The interface is classified by `NetworkInterface.classify()`. What cannot be classified is
-///    `unknown`, never a guess. Cellular is expensive; nothing on Linux says "constrained".
+/// A netlink route socket joined to the link, IPv4/IPv6 address and route groups wakes a thread of
+/// the provider's own. A burst of messages (a flapping link gives dozens) is debounced: once it
+/// has been quiet for `Configuration.quietPeriod`, `NetworkDetector` looks again (sysfs and the
+/// kernel's route, about half a millisecond), the result is stored, and a state that differs from
+/// the previous one is published to every `stateChanges()` stream.
 ///
-/// `stateChanges()` polls every `pollInterval` (netlink monitoring is a later addition).
-public struct LinuxReachability: ReachabilityProviding {
-    /// The file-system root under which `sys/class/net` and `proc/net` are read: `/` normally, a
-    /// temporary folder with a fake tree in tests.
-    public var root: String
-    /// Whether to ask the kernel for the route (only meaningful when `root` is `/`).
-    public var asksKernelForRoute: Bool
-    /// How often `stateChanges()` looks again.
-    public var pollInterval: Duration
+/// ```swift
+/// let reachability = try LinuxReachability()
+/// print(reachability.currentState)                  // a stored value: a few nanoseconds
+/// for await state in reachability.stateChanges() { print(state) }
+/// await reachability.shutdown()
+/// ```
+///
+/// Lifecycle: the provider holds a thread, a netlink socket and an eventfd until `shutdown()`
+/// (or `syncShutdown()`), which ends the thread, closes the socket and finishes every open stream.
+/// A provider dropped without a shutdown lets its thread end on its own, releasing the same; a
+/// consumer that stops iterating releases its stream at once.
+///
+/// Thread safety: every member may be used from any thread at once.
+public final class LinuxReachability: ReachabilityProviding {
+    private let loop: NetworkEventLoop
+    private let logger: Logger
 
-    /// Creates a provider reading the tree under `root`.
-    public init(root: String = "/", asksKernelForRoute: Bool? = nil, pollInterval: Duration = .seconds(2)) {
-        self.root = root.hasSuffix("/") ? String(root.dropLast()) : root
-        self.asksKernelForRoute = asksKernelForRoute ?? (root == "/")
-        self.pollInterval = pollInterval
+    /// Subscribes to netlink route events, detects the state once, and starts listening.
+    ///
+    /// - Parameters:
+    ///   - configuration: where to read sysfs, and the debounce.
+    ///   - clock: the clock the debounce sleeps on (a test clock in tests).
+    ///   - logger: where failures (an unreadable socket) and changes (at `.info`) are told.
+    /// - Throws: `StartError` when the socket, the eventfd or the thread cannot be made (netlink
+    ///   forbidden by a sandbox, descriptors exhausted).
+    public init(configuration: Configuration = .standard, clock: any Clock<Duration> = ContinuousClock(),
+                logger: Logger = Logger(label: "imgpolicy.network", factory: { _ in SwiftLogNoOpLogHandler() })) throws(StartError) {
+        loop = try NetworkEventLoop(configuration: configuration, clock: clock, logger: logger)
+        self.logger = logger
     }
 
-    /// What detection found, with the steps that led there (for `imgpolicy network`).
-    public struct Detection: Sendable, Hashable {
-        /// The state.
-        public var state: NetworkState
-        /// The interface carrying traffic, if one was found.
-        public var interface: NetworkInterface?
-        /// Every interface seen.
-        public var interfaces: [NetworkInterface]
-        /// Why, step by step.
-        public var reasons: [String]
-    }
-
-    /// The network state now.
-    public var currentState: NetworkState { detect().state }
-
-    /// Detects the state and says why.
-    public func detect() -> Detection {
-        var reasons: [String] = []
-        let interfaces = listInterfaces()
-        reasons.append("interfaces: " + (interfaces.isEmpty ? "none" : interfaces.map {
-            "\($0.name) (\($0.isUp ? "up" : "down"))"
-        }.joined(separator: ", ")))
-        var routeName: String?
-        if asksKernelForRoute, let name = KernelRouteProbe.interfaceForDefaultRoute() {
-            routeName = name
-            reasons.append("the kernel routes traffic through \(name)")
-        } else if let name = defaultRouteInterface(file: "proc/net/route", parse: Self.ipv4DefaultRoutes)
-                    ?? defaultRouteInterface(file: "proc/net/ipv6_route", parse: Self.ipv6DefaultRoutes) {
-            routeName = name
-            reasons.append("the default route goes through \(name)")
+    deinit {
+        if !loop.hasEnded {
+            logger.debug("LinuxReachability dropped without shutdown(): its thread ends on its own")
         }
-        guard let routeName else {
-            reasons.append("no default route: offline")
-            return Detection(state: .offline, interface: nil, interfaces: interfaces, reasons: reasons)
-        }
-        guard let interface = interfaces.first(where: { $0.name == routeName }) else {
-            reasons.append("\(routeName) is not in \(root)/sys/class/net: unknown")
-            return Detection(state: NetworkState(.unknown), interface: nil, interfaces: interfaces, reasons: reasons)
-        }
-        guard interface.isUp else {
-            reasons.append("\(routeName) is down (operstate \(interface.operationalState ?? "?"), carrier \(interface.carrier.map(String.init) ?? "?")): offline")
-            return Detection(state: .offline, interface: interface, interfaces: interfaces, reasons: reasons)
-        }
-        let (state, reason) = interface.classify()
-        reasons.append(reason)
-        return Detection(state: state, interface: interface, interfaces: interfaces, reasons: reasons)
+        loop.requestStop()
+        loop.detach()
     }
 
-    /// The state now, then each change (see `ReachabilityProviding`).
-    public func stateChanges() -> AsyncStream<NetworkState> {
-        let provider = self
-        return AsyncStream(bufferingPolicy: .bufferingNewest(16)) { continuation in
-            let task = Task {
-                var last: NetworkState?
-                while !Task.isCancelled {
-                    let state = provider.currentState
-                    if state != last {
-                        continuation.yield(state)
-                        last = state
-                    }
-                    do { try await Task.sleep(for: provider.pollInterval) } catch { break }
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+    /// The network state after the latest settled change: a stored value, no system call.
+    public var currentState: NetworkState { loop.currentState }
+
+    /// The latest detection with its reasons (for `imgpolicy network`).
+    public var detection: NetworkDetection { loop.detection }
+
+    /// What the provider has done so far: messages read, detections made, changes published.
+    public var activity: Activity { loop.activity }
+
+    /// The state now, then each change (see `ReachabilityProviding`). After a shutdown the stream
+    /// yields the last state and finishes.
+    public func stateChanges() -> AsyncStream<NetworkState> { loop.stateChanges() }
+
+    /// Ends the thread, closes the socket and finishes every stream; returns when all is done.
+    /// Calling it again does nothing.
+    public func shutdown() async {
+        loop.requestStop()
+        await loop.waitForEnd()
+        loop.join()
     }
 
-    // MARK: - sysfs
-
-    /// Every interface under `sys/class/net`, sorted by name.
-    public func listInterfaces() -> [NetworkInterface] {
-        let folder = root + "/sys/class/net"
-        return SystemFiles.names(in: folder).sorted().map { readInterface($0, folder: folder + "/" + $0) }
+    /// `shutdown()` for synchronous code: blocks until the thread has ended.
+    @available(*, noasync, message: "use await shutdown()")
+    public func syncShutdown() {
+        loop.requestStop()
+        loop.join()
     }
-
-    private func readInterface(_ name: String, folder: String) -> NetworkInterface {
-        let uevent = readText(folder + "/uevent") ?? ""
-        let deviceType = uevent.split(separator: "\n").first { $0.hasPrefix("DEVTYPE=") }.map { String($0.dropFirst(8)) }
-        let link = readLink(folder) ?? ""
-        let driver = readLink(folder + "/device/driver").map { String($0.split(separator: "/").last ?? "") }
-        return NetworkInterface(
-            name: name,
-            hardwareType: readText(folder + "/type").flatMap { Int($0) },
-            deviceType: deviceType,
-            operationalState: readText(folder + "/operstate"),
-            carrier: readText(folder + "/carrier").flatMap { Int($0) },
-            hasWirelessPhy: exists(folder + "/phy80211"),
-            isTun: exists(folder + "/tun_flags"),
-            isVirtual: link.contains("/devices/virtual/"),
-            driver: driver)
-    }
-
-    // MARK: - routes
-
-    private func defaultRouteInterface(file: String, parse: (String) -> [(name: String, metric: Int)]) -> String? {
-        guard let text = readText(root + "/" + file) else { return nil }
-        return parse(text).min { $0.metric < $1.metric }?.name
-    }
-
-    /// Up default routes in `/proc/net/route`: `Iface Destination Gateway Flags RefCnt Use Metric Mask …`.
-    static func ipv4DefaultRoutes(_ text: String) -> [(name: String, metric: Int)] {
-        text.split(separator: "\n").dropFirst().compactMap { line in
-            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            guard fields.count >= 8, fields[1] == "00000000", fields[7] == "00000000",
-                  let flags = Int(fields[3], radix: 16), flags & 0x1 != 0, let metric = Int(fields[6]) else { return nil }
-            return (String(fields[0]), metric)
-        }
-    }
-
-    /// Default routes in `/proc/net/ipv6_route`, reject routes (flag 0x200) and loopback skipped.
-    static func ipv6DefaultRoutes(_ text: String) -> [(name: String, metric: Int)] {
-        text.split(separator: "\n").compactMap { line in
-            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            guard fields.count >= 10, fields[0] == String(repeating: "0", count: 32), fields[1] == "00",
-                  let flags = Int(fields[8], radix: 16), flags & 0x200 == 0, flags & 0x1 != 0,
-                  let metric = Int(fields[5], radix: 16), fields[9] != "lo" else { return nil }
-            return (String(fields[9]), metric)
-        }
-    }
-
-    // MARK: - files
-
-    private func readText(_ path: String) -> String? { SystemFiles.text(path) }
-
-    private func readLink(_ path: String) -> String? { SystemFiles.linkTarget(path) }
-
-    private func exists(_ path: String) -> Bool { SystemFiles.exists(path) }
 }

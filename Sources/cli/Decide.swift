@@ -159,7 +159,7 @@ struct Decide: AsyncParsableCommand {
                 if let fromEnvironment = try EnvironmentReachability(environment: ProcessInfo.processInfo.environment) {
                     state = fromEnvironment.currentState
                 } else {
-                    state = LinuxReachability().currentState
+                    state = NetworkDetector().detect().state
                 }
             } catch {
                 throw CommandFailure.usage(error.description)

@@ -13,7 +13,7 @@ struct NetworkCommand: ParsableCommand {
     var root = "/"
 
     func run() throws {
-        let detection = LinuxReachability(root: root).detect()
+        let detection = NetworkDetector(root: root).detect()
         var lines: [String] = []
         do {
             if let fromEnvironment = try EnvironmentReachability(environment: ProcessInfo.processInfo.environment) {

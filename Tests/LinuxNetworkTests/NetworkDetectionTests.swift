@@ -32,7 +32,7 @@ struct FakeNetworkTree {
         try folder.write(text, to: "proc/net/route")
     }
 
-    var reachability: LinuxReachability { LinuxReachability(root: folder.path, pollInterval: .milliseconds(10)) }
+    var detector: NetworkDetector { NetworkDetector(root: folder.path) }
 }
 
 struct NetworkDetectionTests {
@@ -100,18 +100,8 @@ struct NetworkDetectionTests {
     func classify(_ testCase: Case) throws {
         let tree = FakeNetworkTree()
         try testCase.build(tree)
-        let detection = tree.reachability.detect()
+        let detection = tree.detector.detect()
         #expect(detection.state == testCase.expected, "\(detection.reasons)")
         #expect(!detection.reasons.isEmpty)
-    }
-
-    @Test func linuxProviderStreamsChanges() async throws {
-        let tree = FakeNetworkTree()
-        try tree.add("eth0")
-        try tree.routes([("eth0", 100)])
-        var iterator = tree.reachability.stateChanges().makeAsyncIterator()
-        #expect(await iterator.next() == NetworkState(.wired))
-        try tree.routes([])
-        #expect(await iterator.next() == .offline)
     }
 }

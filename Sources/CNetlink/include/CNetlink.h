@@ -31,6 +31,13 @@ typedef struct {
 /// by the kernel's own macros) and counts what they are. Never reads outside the buffer.
 cnetlink_summary cnetlink_summarize(const void *buffer, size_t length);
 
+/// Opens a non-blocking, close-on-exec eventfd (a counter another thread writes to wake a poll).
+/// Returns the descriptor, or -1 with errno set.
+int cnetlink_open_wake_descriptor(void);
+
+/// Names the calling thread (at most 15 bytes are kept), as /proc/self/task/*/comm shows it.
+void cnetlink_name_this_thread(const char *name);
+
 /// Whether `type` is a link, address or route message (RTM_NEWLINK … RTM_DELROUTE).
 int cnetlink_is_route_change(uint16_t type);
 

@@ -65,3 +65,8 @@ enum SystemFiles {
         return String(slice)
     }
 }
+
+/// The C library's words for `code` (`Operation not permitted`).
+func errorText(_ code: Int32) -> String {
+    String(cString: strerror(code))
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `reachability-probe watch` running inside a namespace (`ip netns exec`), its JSON lines
+/// collected as they come.
+final class ProbeProcess {
+    /// The built probe.
+    static var executable: String { PackagePaths.products + "/reachability-probe" }
+
+    private let process: Process
+    private let input: Pipe
+    private let lines = LockedList<[String: String]>()
+    private let arrivals = LockedList<ContinuousClock.Instant>()
+
+    /// Starts the probe in `namespace`.
+    init(in namespace: NetworkNamespace, quietMilliseconds: Int = 50, maximumMilliseconds: Int = 500) throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.executable), "build the package first: \(Self.executable) is missing")
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: NetworkNamespace.ip ?? "ip")
+        process.arguments = ["netns", "exec", namespace.name, Self.executable, "watch", "\(quietMilliseconds)", "\(maximumMilliseconds)"]
+        input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        let handle = output.fileHandleForReading
+        Thread.detachNewThread { [lines, arrivals] in
+            var pending = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: 0x0A) {
+                    let line = pending[pending.startIndex..<newline]
+                    pending = Data(pending[pending.index(after: newline)...])
+                    if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] {
+                        arrivals.append(.now)
+                        lines.append(object.mapValues { "\($0)" })
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every line so far.
+    var objects: [[String: String]] { lines.values }
+
+    /// The published states so far, in order.
+    var states: [String] { objects.filter { $0["event"] == "state" }.compactMap { $0["state"] } }
+
+    /// Waits until the probe has published `count` states; returns the last, and when it arrived.
+    func waitForState(number count: Int) async throws -> (state: String, arrival: ContinuousClock.Instant) {
+        let arrived = await waitUntil { self.states.count >= count }
+        try #require(arrived, "the probe published \(states) (waited for state #\(count))")
+        let all = objects
+        let index = all.indices.filter { all[$0]["event"] == "state" }[count - 1]
+        return (all[index]["state"] ?? "", arrivals.values[index])
+    }
+
+    /// The probe's counters now.
+    func activity() async throws -> [String: Int] {
+        let before = objects.count { $0["event"] == "activity" }
+        input.fileHandleForWriting.write(Data("activity\n".utf8))
+        let arrived = await waitUntil { self.objects.count { $0["event"] == "activity" } > before }
+        try #require(arrived)
+        return (objects.last { $0["event"] == "activity" } ?? [:]).compactMapValues { Int($0) }
+    }
+
+    /// Closes the probe's input (it shuts the provider down) and returns its final report.
+    func finish() async throws -> [String: Int] {
+        try input.fileHandleForWriting.close()
+        let ended = await waitUntil { self.objects.contains { $0["event"] == "end" } }
+        process.waitUntilExit()
+        try #require(ended, "the probe printed no end report: \(objects)")
+        #expect(process.terminationStatus == 0)
+        return (objects.last { $0["event"] == "end" } ?? [:]).compactMapValues { Int($0) }
+    }
+}
