@@ -29,6 +29,12 @@ struct Decide: AsyncParsableCommand {
     @Flag(help: "The user asked to save data (Low Data Mode, Data Saver).")
     var constrained = false
 
+    @Flag(help: "The modem is roaming (implies --expensive).")
+    var roaming = false
+
+    @Flag(help: "The link is behind a captive portal or has no internet (a policy that does not test it sees offline).")
+    var captive = false
+
     @Option(help: ArgumentHelp("A bundled policy's name or a policy file.", valueName: "name|file"))
     var policy = "default"
 
@@ -169,6 +175,8 @@ struct Decide: AsyncParsableCommand {
         }
         if expensive { state.isExpensive = true }
         if constrained { state.isConstrained = true }
+        if roaming { state.isRoaming = true; state.isExpensive = true }
+        if captive { state.isCaptive = true }
         return state
     }
 
