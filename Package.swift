@@ -21,9 +21,11 @@ let package = Package(
         .target(name: "Policy", dependencies: ["Locking"]),
         // Linux's network facts behind `Policy`'s reachability protocol: sysfs, the kernel's routes,
         // netlink events. Linux only.
-        .target(name: "LinuxNetwork", dependencies: ["Policy", "Locking", "CNetlink", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "LinuxNetwork", dependencies: ["Policy", "Locking", "CNetlink", "CSystemBus", .product(name: "Logging", package: "swift-log")]),
         // The rtnetlink definitions Swift's Glibc lacks (linux/netlink.h, linux/rtnetlink.h).
         .target(name: "CNetlink"),
+        // The sd-bus calls the network services watcher makes (Debian's libsystemd-dev, installed by scripts/setup.sh).
+        .target(name: "CSystemBus", linkerSettings: [.linkedLibrary("systemd")]),
         // The package's one lock type (pthread-based, visible to ThreadSanitizer); `package` access only.
         .target(name: "Locking"),
         // Typed wrappers over libcurl (headers: Debian's libcurl4-openssl-dev, installed by scripts/setup.sh).

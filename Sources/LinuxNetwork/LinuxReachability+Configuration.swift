@@ -13,17 +13,29 @@ extension LinuxReachability {
         /// The netlink socket's receive buffer in bytes (default 1 MiB); a burst larger than it is
         /// an overrun, which costs one more look, never a missed change.
         public var receiveBufferSize: Int
+        /// Whether to ask NetworkManager (metered, captive) and ModemManager (roaming) over the
+        /// system bus (default true).
+        public var watchesSystemBus: Bool
+        /// The system bus's address; nil (the default) for `DBUS_SYSTEM_BUS_ADDRESS`, else
+        /// `unix:path=/run/dbus/system_bus_socket`.
+        public var systemBusAddress: String?
+        /// How long one call to a service may take before its fact is unknown (default 1 s).
+        public var busCallTimeout: Duration
 
         /// Creates a configuration; every parameter has the default described above.
         public init(detector: NetworkDetector = NetworkDetector(), quietPeriod: Duration = .milliseconds(50),
-                    maximumDelay: Duration = .milliseconds(500), receiveBufferSize: Int = 1 << 20) {
+                    maximumDelay: Duration = .milliseconds(500), receiveBufferSize: Int = 1 << 20,
+                    watchesSystemBus: Bool = true, systemBusAddress: String? = nil, busCallTimeout: Duration = .seconds(1)) {
             self.detector = detector
             self.quietPeriod = quietPeriod
             self.maximumDelay = maximumDelay
             self.receiveBufferSize = receiveBufferSize
+            self.watchesSystemBus = watchesSystemBus
+            self.systemBusAddress = systemBusAddress
+            self.busCallTimeout = busCallTimeout
         }
 
-        /// The defaults: the real system, 50 ms quiet, 500 ms at most.
+        /// The defaults: the real system and its bus, 50 ms quiet, 500 ms at most.
         public static let standard = Configuration()
     }
 

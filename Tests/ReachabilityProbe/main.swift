@@ -22,12 +22,12 @@ func activityMembers(_ activity: LinuxReachability.Activity) -> [(String, String
      ("detections", "\(activity.detections)"), ("published", "\(activity.published)")]
 }
 
-/// Threads of this process named like the provider's loop thread.
+/// Threads of this process named like the provider's threads (netlink loop, system bus watcher).
 func loopThreads() -> Int {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
     return tasks.filter { task in
         let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
-        return name.trimmingCharacters(in: .whitespacesAndNewlines) == "imgpolicy-net"
+        return ["imgpolicy-net", "imgpolicy-dbus"].contains(name.trimmingCharacters(in: .whitespacesAndNewlines))
     }.count
 }
 
@@ -76,7 +76,11 @@ func watch(quiet: Int, maximum: Int, input: AsyncStream<String>) async throws ->
         }
     }
     for await line in input where line == "activity" {
-        emit([("event", quoted("activity"))] + activityMembers(provider.activity))
+        await provider.servicesAsked()
+        let facts = provider.serviceFacts
+        emit([("event", quoted("activity"))] + activityMembers(provider.activity)
+             + [("metered", quoted(facts.metered.description)), ("captive", quoted(facts.captive.description)),
+                ("roaming", quoted(facts.roaming.description))])
     }
     await provider.shutdown()
     await consumer.value

@@ -19,23 +19,21 @@ import Policy
 final class NetworkEventLoop: Sendable {
     struct Commands: Sendable {
         var detect = false
+        var republish = false
         var stop = false
-    }
-
-    enum ThreadHandle: Sendable {
-        case notStarted
-        case running(pthread_t)
-        case joinedOrDetached
     }
 
     struct State: Sendable {
         var detection: NetworkDetection
+        var facts: ServiceFacts
+        /// The detected state with the services' facts: what is published.
+        var current: NetworkState
         var activity = LinuxReachability.Activity()
         var continuations: [Int: AsyncStream<NetworkState>.Continuation] = [:]
         var nextID = 0
         var ended = false
         var endWaiters: [CheckedContinuation<Void, Never>] = []
-        var thread = ThreadHandle.notStarted
+        var thread: OwnedThread?
     }
 
     /// The loop thread's name, as `/proc/self/task/*/comm` shows it.
@@ -70,31 +68,29 @@ final class NetworkEventLoop: Sendable {
         }
         // Subscribed before the first detection: no change can fall between the two.
         let first = detector.detect()
-        state = Locked(State(detection: first))
+        let facts = ServiceFacts.unknown(configuration.watchesSystemBus ? "the system bus has not been asked yet"
+                                                                         : "not asked (the configuration leaves the system bus out)")
+        state = Locked(State(detection: first, facts: facts, current: LinuxReachability.combine(first.state, facts)))
         var activity = LinuxReachability.Activity()
         activity.detections = 1
         state.withLock { $0.activity = activity }
         logger.debug("network: \(first.state)", metadata: ["reasons": "\(first.reasons.joined(separator: "; "))"])
 
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let created = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            let loop = Unmanaged<NetworkEventLoop>.fromOpaque(raw).takeRetainedValue()
-            loop.run()
-            return nil
-        }, context)
-        guard created == 0 else {
-            Unmanaged<NetworkEventLoop>.fromOpaque(context).release()
+        do {
+            // The thread holds the loop until it ends.
+            let thread = try OwnedThread { [self] in run() }
+            state.withLock { $0.thread = thread }
+        } catch {
             close(socket)
-            throw LinuxReachability.StartError(operation: "pthread_create", code: created)
+            throw error
         }
-        state.withLock { $0.thread = .running(thread) }
     }
 
     // MARK: - reading
 
-    var currentState: NetworkState { state.withLock { $0.detection.state } }
+    var currentState: NetworkState { state.withLock { $0.current } }
+
+    var facts: ServiceFacts { state.withLock { $0.facts } }
 
     var detection: NetworkDetection { state.withLock { $0.detection } }
 
@@ -103,7 +99,7 @@ final class NetworkEventLoop: Sendable {
     func stateChanges() -> AsyncStream<NetworkState> {
         let (stream, continuation) = AsyncStream.makeStream(of: NetworkState.self, bufferingPolicy: .bufferingNewest(16))
         let id: Int? = state.withLock { state in
-            continuation.yield(state.detection.state)
+            continuation.yield(state.current)
             guard !state.ended else { return nil }
             let id = state.nextID
             state.nextID += 1
@@ -121,6 +117,13 @@ final class NetworkEventLoop: Sendable {
     }
 
     // MARK: - life
+
+    /// The services said something new: the thread publishes the combined state if it changed.
+    func factsChanged(_ facts: ServiceFacts) {
+        state.withLock { $0.facts = facts }
+        commands.withLock { $0.republish = true }
+        wake.signal()
+    }
 
     /// Asks the thread to end (it finishes the streams and closes the socket).
     func requestStop() {
@@ -141,22 +144,12 @@ final class NetworkEventLoop: Sendable {
 
     /// Waits for the thread to end (blocking); at most once.
     func join() {
-        let handle: pthread_t? = state.withLock { state in
-            guard case .running(let thread) = state.thread else { return nil }
-            state.thread = .joinedOrDetached
-            return thread
-        }
-        if let handle { pthread_join(handle, nil) }
+        state.withLock { $0.thread }?.join()
     }
 
     /// Lets the thread end on its own (the provider was dropped without a shutdown).
     func detach() {
-        let handle: pthread_t? = state.withLock { state in
-            guard case .running(let thread) = state.thread else { return nil }
-            state.thread = .joinedOrDetached
-            return thread
-        }
-        if let handle { pthread_detach(handle) }
+        state.withLock { $0.thread }?.detach()
     }
 
     var hasEnded: Bool { state.withLock { $0.ended } }
@@ -178,11 +171,14 @@ final class NetworkEventLoop: Sendable {
             if descriptors[1].revents != 0 {
                 wake.drain()
                 let pending = commands.withLock { commands in
-                    defer { commands.detect = false }
+                    defer {
+                        commands.detect = false
+                        commands.republish = false
+                    }
                     return commands
                 }
                 if pending.stop { break loop }
-                if pending.detect { detectAndPublish() }
+                if pending.detect { detectAndPublish() } else if pending.republish { publish(detection: nil) }
             }
             if descriptors[0].revents != 0 {
                 if !readMessages(into: &buffer) { break loop }
@@ -226,19 +222,26 @@ final class NetworkEventLoop: Sendable {
     }
 
     private func detectAndPublish() {
-        let detection = detector.detect()
-        let listeners: [AsyncStream<NetworkState>.Continuation] = state.withLock { state in
-            state.activity.detections += 1
-            let changed = state.detection.state != detection.state
-            state.detection = detection
-            guard changed else { return [] }
+        publish(detection: detector.detect())
+    }
+
+    /// Stores `detection` (when given), combines it with the facts, and publishes a changed state.
+    private func publish(detection: NetworkDetection?) {
+        let (combined, listeners): (NetworkState, [AsyncStream<NetworkState>.Continuation]) = state.withLock { state in
+            if let detection {
+                state.activity.detections += 1
+                state.detection = detection
+            }
+            let combined = LinuxReachability.combine(state.detection.state, state.facts)
+            guard combined != state.current else { return (combined, []) }
+            state.current = combined
             state.activity.published += 1
-            return Array(state.continuations.values)
+            return (combined, Array(state.continuations.values))
         }
         if !listeners.isEmpty {
-            logger.info("network changed: \(detection.state)", metadata: ["reasons": "\(detection.reasons.joined(separator: "; "))"])
+            logger.info("network changed: \(combined)")
         }
-        for listener in listeners { listener.yield(detection.state) }
+        for listener in listeners { listener.yield(combined) }
     }
 
     private func end() {
