@@ -119,7 +119,7 @@ extension LinuxReachability {
     /// The detected state with the services' facts: metered makes it expensive, captive captive,
     /// and roaming makes a cellular or unclassified link roaming (a roaming modem that carries no
     /// traffic, behind Wi-Fi, costs nothing). Offline stays offline.
-    static func combine(_ detected: NetworkState, _ facts: ServiceFacts) -> NetworkState {
+    public static func combine(_ detected: NetworkState, _ facts: ServiceFacts) -> NetworkState {
         var state = detected
         guard state.kind != .offline else { return state }
         if facts.metered.value == true { state.isExpensive = true }

@@ -88,4 +88,23 @@ struct NamespaceReachabilityTests {
         let end = try await probe.finish()
         #expect(end["loopThreads"] == 0 && end["sockets"] == end["socketsBefore"] && end["eventfds"] == end["eventfdsBefore"], "\(end)")
     }
+
+    @Test func imgpolicyNetworkWatchPrintsOneLinePerChange() async throws {
+        let namespace = try NetworkNamespace()
+        let watcher = try ProbeProcess(in: namespace, command: [PackagePaths.executable, "network", "--watch", "--json"],
+                                       environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/imgpolicy-no-bus"])
+        defer { watcher.stop() }
+        #expect(try await watcher.waitForState(number: 1).state == "offline")
+        try namespace.addLink("wwan0", peer: "peer0", address: "10.200.0.1")
+        try namespace.ip("route", "add", "default", "via", "10.200.0.2", "dev", "wwan0")
+        #expect(try await watcher.waitForState(number: 2).state == "cellular,expensive")
+        try namespace.ip("link", "set", "wwan0", "down")
+        #expect(try await watcher.waitForState(number: 3).state == "offline")
+        let line = try #require(watcher.objects.dropFirst().first)
+        for key in ["kind", "expensive", "constrained", "roaming", "captive", "interface", "reason"] {
+            #expect(line[key] != nil, "no \(key) in \(line)")
+        }
+        #expect(line["kind"] == "cellular" && line["interface"] == "wwan0" && line["roaming"] == "0")
+        #expect(watcher.states == ["offline", "cellular,expensive", "offline"])
+    }
 }

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `reachability-probe watch` running inside a namespace (`ip netns exec`), its JSON lines
-/// collected as they come.
+/// `reachability-probe watch` (or `imgpolicy network --watch --json`) running inside a namespace
+/// (`ip netns exec`), its JSON lines collected as they come.
 final class ProbeProcess {
     /// The built probe.
     static var executable: String { PackagePaths.products + "/reachability-probe" }
@@ -14,11 +14,20 @@ final class ProbeProcess {
     private let arrivals = LockedList<ContinuousClock.Instant>()
 
     /// Starts the probe in `namespace`.
-    init(in namespace: NetworkNamespace, quietMilliseconds: Int = 50, maximumMilliseconds: Int = 500) throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.executable), "build the package first: \(Self.executable) is missing")
+    convenience init(in namespace: NetworkNamespace, quietMilliseconds: Int = 50, maximumMilliseconds: Int = 500) throws {
+        try self.init(in: namespace, command: [Self.executable, "watch", "\(quietMilliseconds)", "\(maximumMilliseconds)"])
+    }
+
+    /// Runs `command` (an executable and its arguments) in `namespace`.
+    init(in namespace: NetworkNamespace, command: [String], environment: [String: String] = [:]) throws {
+        try #require(FileManager.default.isExecutableFile(atPath: command[0]), "build the package first: \(command[0]) is missing")
         process = Process()
         process.executableURL = URL(fileURLWithPath: NetworkNamespace.ip ?? "ip")
-        process.arguments = ["netns", "exec", namespace.name, Self.executable, "watch", "\(quietMilliseconds)", "\(maximumMilliseconds)"]
+        process.arguments = ["netns", "exec", namespace.name] + command
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "IMGPOLICY_NETWORK")
+        env.merge(environment) { _, new in new }
+        process.environment = env
         input = Pipe()
         let output = Pipe()
         process.standardInput = input
@@ -46,15 +55,19 @@ final class ProbeProcess {
     /// Every line so far.
     var objects: [[String: String]] { lines.values }
 
-    /// The published states so far, in order.
-    var states: [String] { objects.filter { $0["event"] == "state" }.compactMap { $0["state"] } }
+    /// The published states so far, in order (the probe's `state` events, imgpolicy's objects).
+    var states: [String] { objects.filter(Self.isState).compactMap { $0["state"] } }
+
+    private static func isState(_ object: [String: String]) -> Bool {
+        object["state"] != nil && (object["event"] == nil || object["event"] == "state")
+    }
 
     /// Waits until the probe has published `count` states; returns the last, and when it arrived.
     func waitForState(number count: Int) async throws -> (state: String, arrival: ContinuousClock.Instant) {
         let arrived = await waitUntil { self.states.count >= count }
         try #require(arrived, "the probe published \(states) (waited for state #\(count))")
         let all = objects
-        let index = all.indices.filter { all[$0]["event"] == "state" }[count - 1]
+        let index = all.indices.filter { Self.isState(all[$0]) }[count - 1]
         return (all[index]["state"] ?? "", arrivals.values[index])
     }
 
@@ -65,6 +78,12 @@ final class ProbeProcess {
         let arrived = await waitUntil { self.objects.count { $0["event"] == "activity" } > before }
         try #require(arrived)
         return (objects.last { $0["event"] == "activity" } ?? [:]).compactMapValues { Int($0) }
+    }
+
+    /// Interrupts the process (SIGKILL: it inherited the test runner's blocked signals) and waits.
+    func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
 
     /// Closes the probe's input (it shuts the provider down) and returns its final report.

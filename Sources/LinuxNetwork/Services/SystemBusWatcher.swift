@@ -126,7 +126,7 @@ final class SystemBusWatcher: Sendable {
                 if opened < 0 {
                     bus = nil
                     let why = text(message)
-                    publish(.unknown("no system bus (\(address ?? "the standard one")): \(why)"))
+                    publish(.unknown("no system bus at \(Self.describe(address)): \(why)"))
                     logger.debug("network services: no system bus, trying again", metadata: ["in": "\(retryDelay)", "why": "\(why)"])
                     nextAttempt = .now + retryDelay
                     retryDelay = min(retryDelay * 2, .seconds(30))
@@ -190,6 +190,13 @@ final class SystemBusWatcher: Sendable {
                 }
             }
         }
+    }
+
+    /// Where the bus was looked for, in words.
+    private static func describe(_ address: String?) -> String {
+        if let address { return address }
+        if let variable = getenv("DBUS_SYSTEM_BUS_ADDRESS") { return String(cString: variable) + " ($DBUS_SYSTEM_BUS_ADDRESS)" }
+        return "unix:path=/run/dbus/system_bus_socket (the standard place)"
     }
 
     /// A poll timeout in milliseconds until `instant` (0 when past).
