@@ -19,30 +19,29 @@ struct SettingsChangesTests {
         let path = folder.file("config/imgpolicy/settings.json")
         let store = FileSettingsStore(path: path)
         let before = Self.inotifyDescriptors()
+        let seen = LockedList<Result<[String: SettingValue], DataFileError>>()
         let consumer = Task {
-            var seen: [Result<[String: SettingValue], DataFileError>] = []
-            for await value in store.changes() {
-                seen.append(value)
-                if seen.count == 5 { break }
-            }
-            return seen
+            for await value in store.changes() { seen.append(value) }
         }
         // Another process: imgpolicy settings set, which replaces the file atomically.
-        #expect(await waitUntil { Self.inotifyDescriptors() > before })
+        #expect(await waitUntil { seen.values.count >= 1 && Self.inotifyDescriptors() > before })
         let set = try ProcessResult.run(PackagePaths.executable, ["settings", "set", "alwaysDownloadOriginalImage", "yes", "--settings", path])
         #expect(set.status == 0, "\(set.stderr)")
         // Another: a hand-made atomic replace (write a temporary file, rename it over).
-        _ = await waitUntil { (try? store.storedValues())?["alwaysDownloadOriginalImage"] != nil }
+        #expect(await waitUntil { seen.values.count >= 2 }, "\(seen.values)")
         let replace = try ProcessResult.run("/bin/sh", ["-c", #"printf '{"volume": 3}' > "$1.tmp" && mv "$1.tmp" "$1""#, "sh", path])
         #expect(replace.status == 0)
         // A broken file, then its repair in place.
-        _ = await waitUntil { (try? store.storedValues())?["volume"] != nil }
+        #expect(await waitUntil { seen.values.count >= 3 }, "\(seen.values)")
         let broken = try ProcessResult.run("/bin/sh", ["-c", #"printf '{"volume": ' > "$1""#, "sh", path])
         #expect(broken.status == 0)
-        _ = await waitUntil { (try? store.storedValues()) == nil }
+        #expect(await waitUntil { seen.values.count >= 4 }, "\(seen.values)")
         let fixed = try ProcessResult.run("/bin/sh", ["-c", #"printf '{"volume": 4}' > "$1""#, "sh", path])
         #expect(fixed.status == 0)
-        let values = await consumer.value
+        #expect(await waitUntil { seen.values.count >= 5 }, "\(seen.values)")
+        consumer.cancel()
+        await consumer.value
+        let values = seen.values
         #expect(values.count == 5)
         #expect(values.first == .success([:]))
         #expect(values.dropFirst().first == .success(["alwaysDownloadOriginalImage": .bool(true)]))
