@@ -50,6 +50,8 @@ let package = Package(
         .executableTarget(name: "policy-benchmark", dependencies: ["Policy"], path: "Benchmarks/PolicyBenchmark"),
         // `scripts/bench-fetch.sh`: the library against curl and URLSession, caches, the index.
         .executableTarget(name: "fetch-benchmark", dependencies: ["Fetch", "Policy"], path: "Benchmarks/FetchBenchmark"),
+        // `scripts/bench-reachability.sh`: currentState reads, and event latency in a network namespace.
+        .executableTarget(name: "reachability-benchmark", dependencies: ["LinuxNetwork", "Policy"], path: "Benchmarks/ReachabilityBenchmark"),
         // The README's embedding snippet, built as is (a test checks README.md holds this file).
         .executableTarget(name: "embedding-example", dependencies: ["Policy", "Fetch", "LinuxNetwork"], path: "Examples/Embedding"),
         // Helpers shared by the test targets: temporary folders, the package's paths, processes.
