@@ -32,7 +32,6 @@ final class NetworkEventLoop: Sendable {
         var continuations: [Int: AsyncStream<NetworkState>.Continuation] = [:]
         var nextID = 0
         var ended = false
-        var endWaiters: [CheckedContinuation<Void, Never>] = []
         var thread: OwnedThread?
     }
 
@@ -48,6 +47,8 @@ final class NetworkEventLoop: Sendable {
     let detector: NetworkDetector
     let debouncer: any MessageDebouncing
     let logger: Logger
+    /// Opens when the thread has ended.
+    let endLatch = Latch()
 
     /// Opens the socket, detects once, and starts the thread.
     init(configuration: LinuxReachability.Configuration, clock: any Clock<Duration>, logger: Logger) throws(LinuxReachability.StartError) {
@@ -133,13 +134,7 @@ final class NetworkEventLoop: Sendable {
 
     /// Returns once the thread has ended.
     func waitForEnd() async {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let ended = state.withLock { state in
-                if !state.ended { state.endWaiters.append(waiter) }
-                return state.ended
-            }
-            if ended { waiter.resume() }
-        }
+        await endLatch.wait()
     }
 
     /// Waits for the thread to end (blocking); at most once.
@@ -247,15 +242,12 @@ final class NetworkEventLoop: Sendable {
     private func end() {
         debouncer.stop()
         close(socket)
-        let (listeners, waiters) = state.withLock { state in
+        let listeners = state.withLock { state in
             state.ended = true
-            defer {
-                state.continuations = [:]
-                state.endWaiters = []
-            }
-            return (Array(state.continuations.values), state.endWaiters)
+            defer { state.continuations = [:] }
+            return Array(state.continuations.values)
         }
         for listener in listeners { listener.finish() }
-        for waiter in waiters { waiter.resume() }
+        endLatch.open()
     }
 }

@@ -28,16 +28,14 @@ final class SystemBusWatcher: Sendable {
 
     private struct State: Sendable {
         var facts: ServiceFacts
-        var firstReadDone = false
-        var firstReadWaiters: [CheckedContinuation<Void, Never>] = []
         var stop = false
-        var ended = false
-        var endWaiters: [CheckedContinuation<Void, Never>] = []
         var thread: OwnedThread?
     }
 
-    // The latest facts, whether the first attempt is over (and who waits for it), the stop request.
+    // The latest facts, the stop request, the thread.
     private let state: Locked<State>
+    private let firstReadLatch = Latch()
+    private let endLatch = Latch()
     private let wake: WakeSignal
     private let address: String?
     private let callTimeout: Duration
@@ -61,13 +59,7 @@ final class SystemBusWatcher: Sendable {
 
     /// Returns once the first attempt to read the facts is over (successful or not).
     func firstRead() async {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let done = state.withLock { state in
-                if !state.firstReadDone { state.firstReadWaiters.append(waiter) }
-                return state.firstReadDone
-            }
-            if done { waiter.resume() }
-        }
+        await firstReadLatch.wait()
     }
 
     func requestStop() {
@@ -77,13 +69,7 @@ final class SystemBusWatcher: Sendable {
 
     /// Returns once the thread has ended.
     func waitForEnd() async {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let ended = state.withLock { state in
-                if !state.ended { state.endWaiters.append(waiter) }
-                return state.ended
-            }
-            if ended { waiter.resume() }
-        }
+        await endLatch.wait()
     }
 
     func join() { state.withLock { $0.thread }?.join() }
@@ -104,13 +90,8 @@ final class SystemBusWatcher: Sendable {
         defer {
             if let bus { csysbus_close(bus) }
             dirty.deallocate()
-            finishFirstRead()
-            let waiters = state.withLock { state in
-                state.ended = true
-                defer { state.endWaiters = [] }
-                return state.endWaiters
-            }
-            for waiter in waiters { waiter.resume() }
+            firstReadLatch.open()
+            endLatch.open()
         }
         while !state.withLock({ $0.stop }) {
             if bus == nil, ContinuousClock.now >= nextAttempt {
@@ -130,7 +111,7 @@ final class SystemBusWatcher: Sendable {
                     logger.debug("network services: no system bus, trying again", metadata: ["in": "\(retryDelay)", "why": "\(why)"])
                     nextAttempt = .now + retryDelay
                     retryDelay = min(retryDelay * 2, .seconds(30))
-                    finishFirstRead()
+                    firstReadLatch.open()
                 } else {
                     retryDelay = .seconds(1)
                     dirty.pointee = 1
@@ -144,7 +125,7 @@ final class SystemBusWatcher: Sendable {
                 dirty.pointee = 0
                 let (facts, complete) = readFacts(connected)
                 publish(facts)
-                finishFirstRead()
+                firstReadLatch.open()
                 if complete {
                     readRetryDelay = .seconds(1)
                     nextRead = nil
@@ -281,14 +262,5 @@ final class SystemBusWatcher: Sendable {
             logger.info("network services: metered \(facts.metered), captive \(facts.captive), roaming \(facts.roaming)")
             changed(facts)
         }
-    }
-
-    private func finishFirstRead() {
-        let waiters = state.withLock { state in
-            state.firstReadDone = true
-            defer { state.firstReadWaiters = [] }
-            return state.firstReadWaiters
-        }
-        for waiter in waiters { waiter.resume() }
     }
 }
