@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
     products: [
         .library(name: "Policy", targets: ["Policy"]),
+        .library(name: "LinuxNetwork", targets: ["LinuxNetwork"]),
         .library(name: "PolicyUserDefaults", targets: ["PolicyUserDefaults"]),
         .library(name: "Fetch", targets: ["Fetch"]),
         .executable(name: "imgpolicy", targets: ["cli"]),
@@ -18,6 +19,13 @@ let package = Package(
         // The decision engine: model, rules, settings, reachability. Standard library and
         // Foundation's essentials only.
         .target(name: "Policy", dependencies: ["Locking"]),
+        // Linux's network facts behind `Policy`'s reachability protocol: sysfs, the kernel's routes,
+        // netlink events. Linux only.
+        .target(name: "LinuxNetwork", dependencies: ["Policy", "Locking", "CNetlink", "CSystemBus", .product(name: "Logging", package: "swift-log")]),
+        // The rtnetlink definitions Swift's Glibc lacks (linux/netlink.h, linux/rtnetlink.h).
+        .target(name: "CNetlink"),
+        // The sd-bus calls the network services watcher makes (Debian's libsystemd-dev, installed by scripts/setup.sh).
+        .target(name: "CSystemBus", linkerSettings: [.linkedLibrary("systemd")]),
         // The package's one lock type (pthread-based, visible to ThreadSanitizer); `package` access only.
         .target(name: "Locking"),
         // Typed wrappers over libcurl (headers: Debian's libcurl4-openssl-dev, installed by scripts/setup.sh).
@@ -33,6 +41,7 @@ let package = Package(
             dependencies: [
                 "Policy",
                 "Fetch",
+                .target(name: "LinuxNetwork", condition: .when(platforms: [.linux])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -41,8 +50,10 @@ let package = Package(
         .executableTarget(name: "policy-benchmark", dependencies: ["Policy"], path: "Benchmarks/PolicyBenchmark"),
         // `scripts/bench-fetch.sh`: the library against curl and URLSession, caches, the index.
         .executableTarget(name: "fetch-benchmark", dependencies: ["Fetch", "Policy"], path: "Benchmarks/FetchBenchmark"),
+        // `scripts/bench-reachability.sh`: currentState reads, and event latency in a network namespace.
+        .executableTarget(name: "reachability-benchmark", dependencies: ["LinuxNetwork", "Policy"], path: "Benchmarks/ReachabilityBenchmark"),
         // The README's embedding snippet, built as is (a test checks README.md holds this file).
-        .executableTarget(name: "embedding-example", dependencies: ["Policy", "Fetch"], path: "Examples/Embedding"),
+        .executableTarget(name: "embedding-example", dependencies: ["Policy", "Fetch", "LinuxNetwork"], path: "Examples/Embedding"),
         // Helpers shared by the test targets: temporary folders, the package's paths, processes.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "PolicyUserDefaults", "TestSupport"]),
@@ -55,6 +66,9 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]
         ),
+        // Runs LinuxReachability inside a network namespace (`ip netns exec`) for the tests and the benchmark.
+        .executableTarget(name: "reachability-probe", dependencies: ["LinuxNetwork", "Policy"], path: "Tests/ReachabilityProbe"),
+        .testTarget(name: "LinuxNetworkTests", dependencies: ["LinuxNetwork", "Policy", "TestSupport", "reachability-probe"]),
     ],
     swiftLanguageModes: [.v6]
 )

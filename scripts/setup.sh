@@ -17,8 +17,11 @@ fi
 say "$(swift --version 2>/dev/null | head -n 1)"
 
 # Debian packages the project needs: libcurl's headers (the fetcher), nginx-light and openssl
-# (the TLS tests, the example and the benchmark serve images from nginx on 127.0.0.1).
-packages=(libcurl4-openssl-dev nginx-light openssl)
+# (the TLS tests, the example and the benchmark serve images from nginx on 127.0.0.1), iproute2
+# (`ip netns`: the reachability tests make network namespaces), libsystemd-dev (sd-bus: metered,
+# captive and roaming from NetworkManager and ModemManager), dbus-daemon, dbus-bin and
+# python3-dbusmock (the tests' private bus and its service stand-ins).
+packages=(libcurl4-openssl-dev nginx-light openssl iproute2 libsystemd-dev dbus-daemon dbus-bin python3-dbusmock)
 missing=()
 for package in "${packages[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -1,11 +1,12 @@
 import Fetch
 import Foundation
+import LinuxNetwork
 import Policy
 
 let environment = ProcessInfo.processInfo.environment
 // The policy (ImagePolicy.default is built in), the network, the user's settings.
 let policy = try ImagePolicy.load(contentsOf: "policies/low-data.json")
-let reachability = LinuxReachability()                  // or FixedReachability(NetworkState(.wifi))
+let reachability = try LinuxReachability()              // or FixedReachability(NetworkState(.wifi))
 let settings = FileSettingsStore(path: FileSettingsStore.defaultPath(environment: environment))
 // The fetcher: libcurl underneath, a memory cache and a disk cache.
 let transport = CurlTransport(configuration: .standard)
@@ -27,3 +28,4 @@ let item = ImageItem(id: "42", original: ImageURL("https://example.com/42.jpg")!
 await slot.load(item).value
 await pipeline.flush()          // disk-cache writes finish in the background
 await transport.shutdown()
+await reachability.shutdown()   // the netlink listener

@@ -3,6 +3,9 @@ import Fetch
 import Foundation
 import Logging
 import Policy
+#if canImport(LinuxNetwork)
+import LinuxNetwork
+#endif
 
 /// `imgpolicy [decide]`: the decision for each item of an item file.
 struct Decide: AsyncParsableCommand {
@@ -26,6 +29,12 @@ struct Decide: AsyncParsableCommand {
 
     @Flag(help: "The user asked to save data (Low Data Mode, Data Saver).")
     var constrained = false
+
+    @Flag(help: "The modem is roaming (implies --expensive).")
+    var roaming = false
+
+    @Flag(help: "The link is behind a captive portal or has no internet (a policy that does not test it sees offline).")
+    var captive = false
 
     @Option(help: ArgumentHelp("A bundled policy's name or a policy file.", valueName: "name|file"))
     var policy = "default"
@@ -95,7 +104,7 @@ struct Decide: AsyncParsableCommand {
         }
         // The network state is read here, once; every item is decided with it.
         let decider = ItemDecider(policy: policy, settings: resolved, cache: knownCache, reachability: provider,
-                                  expensive: expensive, constrained: constrained)
+                                  expensive: expensive, constrained: constrained, roaming: roaming, captive: captive)
         logger.info("network state read", metadata: ["network": "\(decider.network)"])
         var decisions: [Decision] = []
         var output = ""
@@ -148,14 +157,15 @@ struct Decide: AsyncParsableCommand {
         }
     }
 
-    /// Where the network state comes from: --network, then $IMGPOLICY_NETWORK, then detection.
-    /// Nothing is read here; `ItemDecider` reads the provider once.
+    /// Where the network state comes from: --network, then $IMGPOLICY_NETWORK, then detection
+    /// (done here, once). `ItemDecider` reads the provider once and adds the flags.
     private func networkProvider(environment: [String: String]) throws -> any ReachabilityProviding {
         switch network {
         case .auto:
             do {
                 if let fromEnvironment = try EnvironmentReachability(environment: environment) { return fromEnvironment }
-                return LinuxReachability()
+                // One detection (no listener: a run of the command needs one reading).
+                return FixedReachability(NetworkDetector().detect().state)
             } catch {
                 throw CommandFailure.usage(error.description)
             }

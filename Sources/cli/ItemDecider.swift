@@ -16,12 +16,16 @@ struct ItemDecider {
     /// The same state as a provider, for library types that take one.
     let reachability: FixedReachability
 
-    /// Reads `reachability.currentState` once (then applies `--expensive` and `--constrained`).
+    /// Reads `reachability.currentState` once (then applies `--expensive`, `--constrained`,
+    /// `--roaming`, which implies expensive, and `--captive`).
     init(policy: ImagePolicy, settings: ResolvedSettings, cache: any CacheInspecting,
-         reachability: any ReachabilityProviding, expensive: Bool = false, constrained: Bool = false) {
+         reachability: any ReachabilityProviding, expensive: Bool = false, constrained: Bool = false,
+         roaming: Bool = false, captive: Bool = false) {
         var state = reachability.currentState
         if expensive { state.isExpensive = true }
         if constrained { state.isConstrained = true }
+        if roaming { state.isRoaming = true; state.isExpensive = true }
+        if captive { state.isCaptive = true }
         self.policy = policy
         self.settings = settings
         self.cache = cache

@@ -134,6 +134,24 @@ struct DefaultTreeTests {
         #expect(ImagePolicy.default.truthTable().count == 60 * Flags.all.count)
     }
 
+    @Test("roaming is cellular to the default tree, captive is offline", arguments: rows)
+    func roamingAndCaptive(row: Row) throws {
+        let policy = ImagePolicy.default
+        var bits: UInt16 = 0
+        if row.alwaysOriginal { bits = 1 }
+        let input = PolicyInput(network: NetworkState(row.network), cached: row.cached, hasThumbnail: row.thumbnail,
+                                settings: ResolvedSettings(bits: bits))
+        var roaming = input
+        roaming.network = NetworkState(row.network, isRoaming: true)
+        #expect(policy.outcome(for: roaming) == policy.outcome(for: input), "\(roaming)")
+        var captive = input
+        captive.network.isCaptive = true
+        var offline = input
+        offline.network.kind = .offline
+        #expect(policy.outcome(for: captive) == policy.outcome(for: offline), "\(captive)")
+        #expect(policy.explain(captive).last?.rule.name == policy.rules[policy.outcome(for: offline).ruleIndex].name)
+    }
+
     @Test func theBuiltInDefaultIsPoliciesDefaultJSON() {
         let builtIn = ImagePolicy.default
         let file = Self.fromFile

@@ -46,6 +46,34 @@ struct PolicyFileTests {
         }
     }
 
+    @Test func lowDataLoadsNothingNewWhenRoaming() throws {
+        let policy = try ImagePolicy.load(contentsOf: PackagePaths.policies + "/low-data.json")
+        let roaming = policy.truthTable().filter { $0.input.network.isRoaming }
+        #expect(roaming.count == 60, "the table lists roaming inputs apart: 5 kinds × constrained × 6 cache states")
+        for (input, outcome) in roaming {
+            if case .load = outcome.action { Issue.record("low-data loads while roaming: \(input)") }
+        }
+        // The fast path too, from a state as a provider gives it (roaming sets expensive).
+        let item = ImageItem(id: "x", original: ImageURL("https://img.example/o.jpg")!, thumbnail: ImageURL("https://img.example/t.jpg"))
+        let decision = policy.decide(item, network: NetworkState(.cellular, isRoaming: true), settings: policy.defaultSettings,
+                                     cached: [])
+        #expect(decision.action == .placeholder && decision.rule == "roaming-placeholder", "\(decision)")
+    }
+
+    @Test("captive is offline to every shipped policy", arguments: files)
+    func captiveIsOffline(_ name: String) throws {
+        let policy = try ImagePolicy.load(contentsOf: PackagePaths.policies + "/" + name)
+        #expect(!policy.readsCaptive)
+        for (input, outcome) in policy.truthTable() where input.network.kind != .offline {
+            var captive = input
+            captive.network.isCaptive = true
+            #expect(policy.outcome(for: captive) == policy.outcome(for: PolicyInput(
+                network: NetworkState(.offline, isExpensive: input.network.isExpensive, isConstrained: input.network.isConstrained,
+                                      isRoaming: input.network.isRoaming),
+                cached: input.cached, hasThumbnail: input.hasThumbnail, settings: input.settings)), "\(name): \(captive) -> \(outcome)")
+        }
+    }
+
     @Test func alwaysOriginalLoadsTheOriginalOnEveryLink() throws {
         let policy = try ImagePolicy.load(contentsOf: PackagePaths.policies + "/always-original.json")
         for (input, outcome) in policy.truthTable() where input.network.kind != .offline && !input.cached.has(.original) {

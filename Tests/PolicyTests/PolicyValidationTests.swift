@@ -140,4 +140,42 @@ struct PolicyValidationTests {
         #expect(trace[1].mismatch == "network is cellular, not wifi or wired")
         #expect(trace[2].mismatch == "setting alwaysDownloadOriginalImage is off")
     }
+
+    @Test func aRuleThatTestsCaptiveDecidesCaptiveNetworks() throws {
+        let item = ImageItem(id: "x", original: ImageURL("https://img.example/o.jpg")!)
+        let portalAware = try ImagePolicy(json: Array(#"""
+            {"rules": [{"name": "portal", "when": {"captive": true}, "action": "load", "variant": "original", "reason": "try anyway"},
+                       {"name": "offline", "when": {"network": "offline"}, "action": "placeholder", "reason": "r"},
+                       {"name": "all", "action": "load", "variant": "original", "reason": "r"}]}
+            """#.utf8), name: "x", source: "x.json")
+        #expect(portalAware.readsCaptive)
+        #expect(portalAware.decide(item, network: NetworkState(.wifi, isCaptive: true), settings: portalAware.defaultSettings,
+                                   cached: []).rule == "portal")
+        #expect(portalAware.truthTable().contains { $0.input.network.isCaptive })
+        let plain = try ImagePolicy(json: Array(#"""
+            {"rules": [{"name": "offline", "when": {"network": "offline"}, "action": "placeholder", "reason": "r"},
+                       {"name": "all", "action": "load", "variant": "original", "reason": "r"}]}
+            """#.utf8), name: "y", source: "y.json")
+        #expect(!plain.readsCaptive)
+        let decision = plain.decide(item, network: NetworkState(.wifi, isCaptive: true), settings: plain.defaultSettings, cached: [])
+        #expect(decision.rule == "offline")
+        #expect(decision.network == NetworkState(.wifi, isCaptive: true))  // the decision still tells the real state
+        #expect(!plain.truthTable().contains { $0.input.network.isCaptive })
+    }
+
+    @Test func roamingConditionsAreReadAndChecked() throws {
+        let policy = try ImagePolicy(json: Array(#"""
+            {"rules": [{"name": "abroad", "when": {"roaming": true}, "action": "placeholder", "reason": "r"},
+                       {"name": "all", "action": "load", "variant": "original", "reason": "r"}]}
+            """#.utf8), name: "x", source: "x.json")
+        #expect(policy.rules[0].condition == RuleCondition(roaming: true))
+        #expect(policy.rules[0].condition.summary == "roaming")
+        let input = PolicyInput(network: NetworkState(.cellular, isRoaming: true), cached: [], hasThumbnail: true, settings: policy.defaultSettings)
+        #expect(input.network.isExpensive)
+        #expect(policy.outcome(for: input).ruleIndex == 0)
+        #expect(throws: DataFileError.self) {
+            try ImagePolicy(json: Array(#"{"rules": [{"name": "a", "when": {"roaming": "yes"}, "action": "placeholder", "reason": "r"}]}"#.utf8),
+                            name: "x", source: "x.json")
+        }
+    }
 }

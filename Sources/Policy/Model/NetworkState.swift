@@ -1,9 +1,12 @@
-/// What the network looks like right now: the kind of link plus two flags, as Apple's `NWPath`
-/// and Android's `NetworkCapabilities` report them.
+/// What the network looks like right now: the kind of link plus flags: expensive and constrained
+/// as Apple's `NWPath` and Android's `NetworkCapabilities` report them, roaming (a modem
+/// registered on a foreign network: the costliest data there is) and captive (the link is up but
+/// a captive portal or a missing upstream stops downloads).
 ///
 /// ```swift
 /// let state = NetworkState(.cellular, isExpensive: true)
-/// let parsed = try NetworkState(parsing: "wifi,constrained")
+/// let parsed = NetworkState(parsing: "wifi,constrained")
+/// let abroad = NetworkState(.cellular, isRoaming: true)     // expensive too
 /// ```
 public struct NetworkState: Sendable, Hashable, CustomStringConvertible {
     /// The kind of link.
@@ -12,20 +15,32 @@ public struct NetworkState: Sendable, Hashable, CustomStringConvertible {
     public var isExpensive: Bool
     /// The user asked to save data (Low Data Mode on Apple platforms, Data Saver on Android).
     public var isConstrained: Bool
+    /// The modem is registered on a network abroad (ModemManager's 3GPP state `roaming`). Roaming
+    /// is always expensive: the initializer and the parser set `isExpensive` with it, and a policy
+    /// sees a roaming state as expensive whatever `isExpensive` holds.
+    public var isRoaming: Bool
+    /// The link is up but the internet is not reachable through it: a captive portal's login
+    /// page, or no upstream (NetworkManager's connectivity `portal`, `limited` or `none`). A policy
+    /// that does not test `captive` decides such a state as offline.
+    public var isCaptive: Bool
 
-    /// Creates a state.
+    /// Creates a state. `isRoaming` implies `isExpensive`.
     @inlinable
-    public init(_ kind: NetworkKind, isExpensive: Bool = false, isConstrained: Bool = false) {
+    public init(_ kind: NetworkKind, isExpensive: Bool = false, isConstrained: Bool = false,
+                isRoaming: Bool = false, isCaptive: Bool = false) {
         self.kind = kind
-        self.isExpensive = isExpensive
+        self.isExpensive = isExpensive || isRoaming
         self.isConstrained = isConstrained
+        self.isRoaming = isRoaming
+        self.isCaptive = isCaptive
     }
 
     /// No network.
     public static let offline = NetworkState(.offline)
 
-    /// Parses the form used by `IMGPOLICY_NETWORK`: a kind, optionally followed by `,expensive`
-    /// and/or `,constrained` (`cellular,expensive`). Returns nil for anything else.
+    /// Parses the form used by `IMGPOLICY_NETWORK`: a kind, optionally followed by any of
+    /// `,expensive`, `,constrained`, `,roaming` (which implies expensive) and `,captive`
+    /// (`cellular,roaming`). Returns nil for anything else.
     public init?(parsing text: String) {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
             .map { $0.trimmingSpaces().lowercased() }
@@ -35,16 +50,21 @@ public struct NetworkState: Sendable, Hashable, CustomStringConvertible {
             switch flag {
             case "expensive": isExpensive = true
             case "constrained": isConstrained = true
+            case "roaming": isRoaming = true; isExpensive = true
+            case "captive": isCaptive = true
             default: return nil
             }
         }
     }
 
-    /// `kind`, followed by `,expensive` and `,constrained` when set: the form `init(parsing:)` reads.
+    /// `kind`, followed by `,expensive`, `,constrained`, `,roaming` and `,captive` when set: the
+    /// form `init(parsing:)` reads.
     public var description: String {
         var text = kind.rawValue
         if isExpensive { text += ",expensive" }
         if isConstrained { text += ",constrained" }
+        if isRoaming { text += ",roaming" }
+        if isCaptive { text += ",captive" }
         return text
     }
 }

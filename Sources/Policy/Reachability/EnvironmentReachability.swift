@@ -1,6 +1,6 @@
 /// The network state given by the environment variable `IMGPOLICY_NETWORK`
-/// (`wifi`, `cellular`, `wired`, `offline` or `unknown`, optionally followed by `,expensive`
-/// and/or `,constrained`): for scripts, CI and field testing.
+/// (`wifi`, `cellular`, `wired`, `offline` or `unknown`, optionally followed by any of
+/// `,expensive`, `,constrained`, `,roaming` and `,captive`): for scripts, CI and field testing.
 public struct EnvironmentReachability: ReachabilityProviding {
     /// `IMGPOLICY_NETWORK`.
     public static let variable = "IMGPOLICY_NETWORK"
@@ -16,7 +16,7 @@ public struct EnvironmentReachability: ReachabilityProviding {
         /// The one-line message.
         public var description: String {
             "\(EnvironmentReachability.variable)=\"\(value)\" is not a network state "
-                + "(expected wifi, cellular, wired, offline or unknown, optionally followed by ,expensive and ,constrained)"
+                + "(expected wifi, cellular, wired, offline or unknown, optionally followed by ,expensive ,constrained ,roaming ,captive)"
         }
     }
 

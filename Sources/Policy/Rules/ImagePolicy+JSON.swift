@@ -86,13 +86,15 @@ extension ImagePolicy {
 
     private static func condition(from value: JSONValue, source: String, context: String) throws(DataFileError) -> RuleCondition {
         let reader = try JSONObjectReader(value, source: source, context: context, what: "\"when\"",
-                                          keys: ["network", "expensive", "constrained", "settings", "cached", "hasThumbnail"])
+                                          keys: ["network", "expensive", "constrained", "roaming", "captive", "settings", "cached", "hasThumbnail"])
         var condition = RuleCondition()
         if let networkValue = reader.value("network") {
             condition.networks = try networkKinds(networkValue, reader: reader)
         }
         condition.expensive = try reader.bool("expensive")
         condition.constrained = try reader.bool("constrained")
+        condition.roaming = try reader.bool("roaming")
+        condition.captive = try reader.bool("captive")
         condition.hasThumbnail = try reader.bool("hasThumbnail")
         for member in try reader.object("settings") ?? [] {
             guard case .bool(let wanted) = member.value.kind else {
@@ -134,7 +136,8 @@ extension ImagePolicy {
 
     private static func policyCase(from value: JSONValue, source: String, context: String) throws(DataFileError) -> PolicyCase {
         let reader = try JSONObjectReader(value, source: source, context: context, what: "a case",
-                                          keys: ["name", "network", "expensive", "constrained", "settings", "cached", "hasThumbnail", "expect"])
+                                          keys: ["name", "network", "expensive", "constrained", "roaming", "captive", "settings", "cached",
+                                                 "hasThumbnail", "expect"])
         let name = try reader.string("name")
         let networkValue = reader.value("network")
         let networkName = try reader.requiredString("network")
@@ -143,7 +146,8 @@ extension ImagePolicy {
                                at: networkValue)
         }
         let network = NetworkState(kind, isExpensive: try reader.bool("expensive") ?? false,
-                                   isConstrained: try reader.bool("constrained") ?? false)
+                                   isConstrained: try reader.bool("constrained") ?? false,
+                                   isRoaming: try reader.bool("roaming") ?? false, isCaptive: try reader.bool("captive") ?? false)
         var settings: [String: Bool] = [:]
         for member in try reader.object("settings") ?? [] {
             guard case .bool(let value) = member.value.kind else {

@@ -120,9 +120,17 @@ public struct ImagePolicy: Sendable {
         return Decision(action: action, rule: rule.name, reason: rule.reason, network: network)
     }
 
+    /// Whether a rule tests `roaming`: the truth table then lists roaming inputs apart.
+    public var readsRoaming: Bool { rules.contains { $0.condition.roaming != nil } }
+
+    /// Whether a rule tests `captive`. When none does, a captive network is decided as offline.
+    public var readsCaptive: Bool { rules.contains { $0.condition.captive != nil } }
+
     /// The rules tried for `input`, in order, up to and including the one that fired, each with
-    /// why it did or did not match. This walks the rules (the slow path) for `--explain`.
+    /// why it did or did not match. This walks the rules (the slow path) for `--explain`. A captive
+    /// network is tried as offline when no rule tests `captive`.
     public func explain(_ input: PolicyInput) -> [RuleTrace] {
+        let input = input.network.isCaptive && !readsCaptive ? input.seenAsOffline : input
         var traces: [RuleTrace] = []
         for (index, rule) in rules.enumerated() {
             let mismatch = rule.condition.mismatch(for: input) { key in
@@ -134,10 +142,11 @@ public struct ImagePolicy: Sendable {
         return traces
     }
 
-    /// Every input the policy can see (network kind × expensive × constrained × cached variants ×
-    /// thumbnail present × each setting), with the outcome for each, in a stable order.
+    /// Every input the policy can tell apart (network kind × expensive × constrained × roaming,
+    /// when a rule tests it × captive, when a rule tests it × cached variants × thumbnail present ×
+    /// each setting), with the outcome for each, in a stable order.
     public func truthTable() -> [(input: PolicyInput, outcome: PolicyOutcome)] {
-        PolicyInput.all(settingCount: settings.count).map { ($0, outcome(for: $0)) }
+        PolicyInput.all(settingCount: settings.count, roaming: readsRoaming, captive: readsCaptive).map { ($0, outcome(for: $0)) }
     }
 }
 
@@ -171,20 +180,25 @@ public struct RuleTrace: Sendable, Hashable {
 }
 
 extension PolicyInput {
-    /// Every feasible input for a policy with `settingCount` settings. A cached thumbnail without a
-    /// thumbnail URL cannot happen and is left out.
-    static func all(settingCount: Int) -> [PolicyInput] {
+    /// Every feasible input for a policy with `settingCount` settings, with roaming and captive
+    /// networks when asked (a policy that tests neither decides them as expensive and as offline).
+    /// A cached thumbnail without a thumbnail URL cannot happen, nor roaming without expensive:
+    /// both are left out.
+    static func all(settingCount: Int, roaming: Bool, captive: Bool) -> [PolicyInput] {
         var inputs: [PolicyInput] = []
         for bits in 0..<(1 << settingCount) {
             for kind in NetworkKind.allCases {
-                for expensive in [false, true] {
+                for (expensive, isRoaming) in roaming ? [(false, false), (true, false), (true, true)] : [(false, false), (true, false)] {
                     for constrained in [false, true] {
-                        for hasThumbnail in [true, false] {
-                            for raw in UInt8(0)...3 where hasThumbnail || raw & 2 == 0 {
-                                inputs.append(PolicyInput(
-                                    network: NetworkState(kind, isExpensive: expensive, isConstrained: constrained),
-                                    cached: CachedVariants(rawValue: raw), hasThumbnail: hasThumbnail,
-                                    settings: ResolvedSettings(bits: UInt16(bits))))
+                        for isCaptive in captive ? [false, true] : [false] {
+                            for hasThumbnail in [true, false] {
+                                for raw in UInt8(0)...3 where hasThumbnail || raw & 2 == 0 {
+                                    inputs.append(PolicyInput(
+                                        network: NetworkState(kind, isExpensive: expensive, isConstrained: constrained,
+                                                              isRoaming: isRoaming, isCaptive: isCaptive),
+                                        cached: CachedVariants(rawValue: raw), hasThumbnail: hasThumbnail,
+                                        settings: ResolvedSettings(bits: UInt16(bits))))
+                                }
                             }
                         }
                     }

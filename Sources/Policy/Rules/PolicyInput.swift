@@ -13,25 +13,39 @@ public struct PolicyInput: Sendable, Hashable, CustomStringConvertible {
     /// The policy's settings, resolved.
     public var settings: ResolvedSettings
 
-    /// Creates an input.
+    /// Creates an input. A roaming network is expensive to every policy: `network.isExpensive` is
+    /// set when `network.isRoaming` is.
     @inlinable
     public init(network: NetworkState, cached: CachedVariants, hasThumbnail: Bool, settings: ResolvedSettings) {
         self.network = network
+        if network.isRoaming { self.network.isExpensive = true }
         self.cached = cached
         self.hasThumbnail = hasThumbnail
         self.settings = settings
     }
 
     /// The index of this input in a compiled decision table: network kind in bits 0–2, then
-    /// expensive, constrained, original cached, thumbnail cached, has thumbnail, then the settings.
+    /// expensive, constrained, roaming, captive, original cached, thumbnail cached, has thumbnail,
+    /// then the settings.
     @inlinable
     var tableKey: Int {
         var key = network.kind.index
-        if network.isExpensive { key |= 1 << 3 }
-        if network.isConstrained { key |= 1 << 4 }
-        key |= Int(cached.rawValue & (hasThumbnail ? 3 : 1)) << 5
-        if hasThumbnail { key |= 1 << 7 }
-        return key | Int(settings.bits) << 8
+        if network.isExpensive || network.isRoaming { key |= TableKey.expensive }
+        if network.isConstrained { key |= TableKey.constrained }
+        if network.isRoaming { key |= TableKey.roaming }
+        if network.isCaptive { key |= TableKey.captive }
+        key |= Int(cached.rawValue & (hasThumbnail ? 3 : 1)) << TableKey.cachedShift
+        if hasThumbnail { key |= TableKey.hasThumbnail }
+        return key | Int(settings.bits) << TableKey.settingsShift
+    }
+
+    /// The same input, with the network seen as offline: how a policy that does not test
+    /// `captive` sees a captive network.
+    var seenAsOffline: PolicyInput {
+        var input = self
+        input.network.kind = .offline
+        input.network.isCaptive = false
+        return input
     }
 
     /// `network=cellular,expensive cached=none thumbnail=yes`, without the settings (which need
@@ -39,6 +53,20 @@ public struct PolicyInput: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         "network=\(network) cached=\(cached) thumbnail=\(hasThumbnail ? "yes" : "no")"
     }
+}
+
+/// The bits of `PolicyInput.tableKey`.
+@usableFromInline
+enum TableKey {
+    @usableFromInline static let kindMask = 0b111
+    @usableFromInline static let expensive = 1 << 3
+    @usableFromInline static let constrained = 1 << 4
+    @usableFromInline static let roaming = 1 << 5
+    @usableFromInline static let captive = 1 << 6
+    @usableFromInline static let cachedShift = 7
+    @usableFromInline static let thumbnailCached = 2 << cachedShift
+    @usableFromInline static let hasThumbnail = 1 << 9
+    @usableFromInline static let settingsShift = 10
 }
 
 /// A policy's boolean settings as bits, in the order the policy declares them.

@@ -50,13 +50,16 @@ struct PolicyValidator {
                        rule: rules.count - 1)
         }
 
-        // Decide every input by walking the rules once; this is the table.
-        let keyCount = 256 << settings.count
+        // Decide every input the policy can tell apart by walking the rules once; this is the table.
+        let readsRoaming = rules.contains { $0.condition.roaming != nil }
+        let readsCaptive = rules.contains { $0.condition.captive != nil }
+        let inputs = PolicyInput.all(settingCount: settings.count, roaming: readsRoaming, captive: readsCaptive)
+        let keyCount = (1 << TableKey.settingsShift) << settings.count
         var entries = ContiguousArray(repeating: PolicyOutcome(ruleIndex: rules.count - 1, action: rules[rules.count - 1].action),
                                       count: keyCount)
         var fired = Array(repeating: 0, count: rules.count)
         var firstImpossible: [Int: PolicyInput] = [:]
-        for input in PolicyInput.all(settingCount: settings.count) {
+        for input in inputs {
             let index = firstMatch(for: input)
             fired[index] += 1
             if firstImpossible[index] == nil, !isPossible(rules[index].action, for: input) {
@@ -64,13 +67,21 @@ struct PolicyValidator {
             }
             entries[input.tableKey] = PolicyOutcome(ruleIndex: index, action: rules[index].action)
         }
-        // Inputs that cannot happen (a cached thumbnail without a thumbnail URL) are decided as
-        // if the thumbnail were not cached, so that no table entry is left undecided.
-        for key in 0..<keyCount where key & (1 << 6) != 0 && key & (1 << 7) == 0 {
-            entries[key] = entries[key & ~(1 << 6)]
+        // Every other key takes the entry of the input it stands for, so that none is left
+        // undecided: a cached thumbnail without a thumbnail URL as not cached; roaming, when no
+        // rule tests it, as expensive; captive, when no rule tests it, as offline.
+        for key in 0..<keyCount {
+            var canonical = key
+            if canonical & TableKey.hasThumbnail == 0 { canonical &= ~TableKey.thumbnailCached }
+            if canonical & TableKey.roaming != 0 { canonical |= TableKey.expensive }
+            if !readsRoaming { canonical &= ~TableKey.roaming }
+            if !readsCaptive, canonical & TableKey.captive != 0 {
+                canonical = (canonical & ~TableKey.captive & ~TableKey.kindMask) | NetworkKind.offline.index
+            }
+            if canonical != key { entries[key] = entries[canonical] }
         }
         for (index, count) in fired.enumerated() where count == 0 {
-            let neverHolds = !PolicyInput.all(settingCount: settings.count).contains { matches(rules[index].condition, $0) }
+            let neverHolds = !inputs.contains { matches(rules[index].condition, $0) }
             throw fail(neverHolds ? "the condition can never hold, so the rule can never fire"
                                   : "the rule can never fire: earlier rules match every input it matches", rule: index)
         }

@@ -11,6 +11,11 @@ public struct RuleCondition: Sendable, Hashable {
     public var expensive: Bool?
     /// Required value of `NetworkState.isConstrained`; nil for either.
     public var constrained: Bool?
+    /// Required value of `NetworkState.isRoaming`; nil for either.
+    public var roaming: Bool?
+    /// Required value of `NetworkState.isCaptive`; nil for either. A policy none of whose rules
+    /// sets it sees a captive network as offline.
+    public var captive: Bool?
     /// Required values of boolean settings, by key.
     public var settings: [String: Bool]
     /// Required cache state of each variant (`true`: cached, `false`: not cached).
@@ -20,10 +25,13 @@ public struct RuleCondition: Sendable, Hashable {
 
     /// Creates a condition; every constraint left out matches anything.
     public init(networks: Set<NetworkKind>? = nil, expensive: Bool? = nil, constrained: Bool? = nil,
+                roaming: Bool? = nil, captive: Bool? = nil,
                 settings: [String: Bool] = [:], cached: [Variant: Bool] = [:], hasThumbnail: Bool? = nil) {
         self.networks = networks
         self.expensive = expensive
         self.constrained = constrained
+        self.roaming = roaming
+        self.captive = captive
         self.settings = settings
         self.cached = cached
         self.hasThumbnail = hasThumbnail
@@ -34,7 +42,8 @@ public struct RuleCondition: Sendable, Hashable {
 
     /// True when no constraint is set: the rule matches every input.
     public var isCatchAll: Bool {
-        networks == nil && expensive == nil && constrained == nil && settings.isEmpty && cached.isEmpty && hasThumbnail == nil
+        networks == nil && expensive == nil && constrained == nil && roaming == nil && captive == nil
+            && settings.isEmpty && cached.isEmpty && hasThumbnail == nil
     }
 
     /// Nil when the condition holds for `input`; otherwise the first constraint that fails, in
@@ -48,6 +57,12 @@ public struct RuleCondition: Sendable, Hashable {
         }
         if let constrained, constrained != input.network.isConstrained {
             return input.network.isConstrained ? "the network is constrained" : "the network is not constrained"
+        }
+        if let roaming, roaming != input.network.isRoaming {
+            return input.network.isRoaming ? "the network is roaming" : "the network is not roaming"
+        }
+        if let captive, captive != input.network.isCaptive {
+            return input.network.isCaptive ? "the network is captive" : "the network is not captive"
         }
         for (key, wanted) in settings.sorted(by: { $0.key < $1.key }) where settingValue(key) != wanted {
             return "setting \(key) is \(wanted ? "off" : "on")"
@@ -72,6 +87,8 @@ public struct RuleCondition: Sendable, Hashable {
         }
         if let expensive { parts.append(expensive ? "expensive" : "not expensive") }
         if let constrained { parts.append(constrained ? "constrained" : "not constrained") }
+        if let roaming { parts.append(roaming ? "roaming" : "not roaming") }
+        if let captive { parts.append(captive ? "captive" : "not captive") }
         for (key, wanted) in settings.sorted(by: { $0.key < $1.key }) { parts.append("\(key) is \(wanted ? "on" : "off")") }
         for variant in Variant.allCases {
             if let wanted = cached[variant] { parts.append("\(variant) \(wanted ? "" : "not ")cached") }

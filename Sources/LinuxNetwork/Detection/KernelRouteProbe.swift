@@ -2,8 +2,6 @@
 import Glibc
 #elseif canImport(Musl)
 import Musl
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// Asks the kernel which interface carries traffic to the internet, without sending anything:
@@ -16,11 +14,7 @@ enum KernelRouteProbe {
     }
 
     private static func probe(family: Int32) -> String? {
-        #if canImport(Glibc) || canImport(Musl)
-        let fd = socket(family, Int32(SOCK_DGRAM.rawValue), 0)
-        #else
-        let fd = socket(family, SOCK_DGRAM, 0)
-        #endif
+        let fd = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var local = sockaddr_storage()

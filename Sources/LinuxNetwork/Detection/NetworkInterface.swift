@@ -1,3 +1,5 @@
+import Policy
+
 /// What sysfs says about one network interface, and the kind of link it is.
 ///
 /// The rules (see `shared/notes/reachability.md` in the project history): Wi-Fi by `DEVTYPE=wlan`

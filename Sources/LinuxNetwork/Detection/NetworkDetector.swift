@@ -2,12 +2,12 @@
 import Glibc
 #elseif canImport(Musl)
 import Musl
-#elseif canImport(Darwin)
-import Darwin
 #endif
+import Policy
 
 /// Tells offline, Wi-Fi, cellular and wired apart on Linux, without root, from `/sys/class/net`
-/// and the default route.
+/// and the default route, once: the one-shot reading `LinuxReachability` repeats when netlink
+/// says something changed, and what `imgpolicy decide --network auto` uses.
 ///
 /// 1. The interface that carries traffic: the kernel is asked which source address a UDP socket
 ///    "connected" to a TEST-NET address would use (no packet is sent), and that address is matched
@@ -18,40 +18,24 @@ import Darwin
 /// 3. The interface is classified by `NetworkInterface.classify()`. What cannot be classified is
 ///    `unknown`, never a guess. Cellular is expensive; nothing on Linux says "constrained".
 ///
-/// `stateChanges()` polls every `pollInterval` (netlink monitoring is a later addition).
-public struct LinuxReachability: ReachabilityProviding {
-    /// The file-system root under which `sys/class/net` and `proc/net` are read: `/` normally, a
-    /// temporary folder with a fake tree in tests.
+/// Thread safety: a value; `detect()` may run on any thread. It reads files and makes system
+/// calls (about 40, half a millisecond): do not call it on the cooperative pool in a loop.
+public struct NetworkDetector: Sendable, Hashable {
+    /// The file-system root under which `sys/class/net` and `proc/net` are read, without its
+    /// trailing slash: empty for `/`, a temporary folder with a fake tree in tests.
     public var root: String
     /// Whether to ask the kernel for the route (only meaningful when `root` is `/`).
     public var asksKernelForRoute: Bool
-    /// How often `stateChanges()` looks again.
-    public var pollInterval: Duration
 
-    /// Creates a provider reading the tree under `root`.
-    public init(root: String = "/", asksKernelForRoute: Bool? = nil, pollInterval: Duration = .seconds(2)) {
+    /// Creates a detector reading the tree under `root`; `asksKernelForRoute` defaults to
+    /// whether `root` is `/`.
+    public init(root: String = "/", asksKernelForRoute: Bool? = nil) {
         self.root = root.hasSuffix("/") ? String(root.dropLast()) : root
         self.asksKernelForRoute = asksKernelForRoute ?? (root == "/")
-        self.pollInterval = pollInterval
     }
-
-    /// What detection found, with the steps that led there (for `imgpolicy network`).
-    public struct Detection: Sendable, Hashable {
-        /// The state.
-        public var state: NetworkState
-        /// The interface carrying traffic, if one was found.
-        public var interface: NetworkInterface?
-        /// Every interface seen.
-        public var interfaces: [NetworkInterface]
-        /// Why, step by step.
-        public var reasons: [String]
-    }
-
-    /// The network state now.
-    public var currentState: NetworkState { detect().state }
 
     /// Detects the state and says why.
-    public func detect() -> Detection {
+    public func detect() -> NetworkDetection {
         var reasons: [String] = []
         let interfaces = listInterfaces()
         reasons.append("interfaces: " + (interfaces.isEmpty ? "none" : interfaces.map {
@@ -68,39 +52,19 @@ public struct LinuxReachability: ReachabilityProviding {
         }
         guard let routeName else {
             reasons.append("no default route: offline")
-            return Detection(state: .offline, interface: nil, interfaces: interfaces, reasons: reasons)
+            return NetworkDetection(state: .offline, interface: nil, interfaces: interfaces, reasons: reasons)
         }
         guard let interface = interfaces.first(where: { $0.name == routeName }) else {
             reasons.append("\(routeName) is not in \(root)/sys/class/net: unknown")
-            return Detection(state: NetworkState(.unknown), interface: nil, interfaces: interfaces, reasons: reasons)
+            return NetworkDetection(state: NetworkState(.unknown), interface: nil, interfaces: interfaces, reasons: reasons)
         }
         guard interface.isUp else {
             reasons.append("\(routeName) is down (operstate \(interface.operationalState ?? "?"), carrier \(interface.carrier.map(String.init) ?? "?")): offline")
-            return Detection(state: .offline, interface: interface, interfaces: interfaces, reasons: reasons)
+            return NetworkDetection(state: .offline, interface: interface, interfaces: interfaces, reasons: reasons)
         }
         let (state, reason) = interface.classify()
         reasons.append(reason)
-        return Detection(state: state, interface: interface, interfaces: interfaces, reasons: reasons)
-    }
-
-    /// The state now, then each change (see `ReachabilityProviding`).
-    public func stateChanges() -> AsyncStream<NetworkState> {
-        let provider = self
-        return AsyncStream(bufferingPolicy: .bufferingNewest(16)) { continuation in
-            let task = Task {
-                var last: NetworkState?
-                while !Task.isCancelled {
-                    let state = provider.currentState
-                    if state != last {
-                        continuation.yield(state)
-                        last = state
-                    }
-                    do { try await Task.sleep(for: provider.pollInterval) } catch { break }
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+        return NetworkDetection(state: state, interface: interface, interfaces: interfaces, reasons: reasons)
     }
 
     // MARK: - sysfs
@@ -108,16 +72,7 @@ public struct LinuxReachability: ReachabilityProviding {
     /// Every interface under `sys/class/net`, sorted by name.
     public func listInterfaces() -> [NetworkInterface] {
         let folder = root + "/sys/class/net"
-        guard let directory = opendir(folder) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names.sorted().map { readInterface($0, folder: folder + "/" + $0) }
+        return SystemFiles.names(in: folder).sorted().map { readInterface($0, folder: folder + "/" + $0) }
     }
 
     private func readInterface(_ name: String, folder: String) -> NetworkInterface {
@@ -167,26 +122,9 @@ public struct LinuxReachability: ReachabilityProviding {
 
     // MARK: - files
 
-    private func readText(_ path: String) -> String? {
-        guard let bytes = try? DataFileReader.read(path) else { return nil }
-        return String(decoding: bytes, as: UTF8.self).trimmingCharacters()
-    }
+    private func readText(_ path: String) -> String? { SystemFiles.text(path) }
 
-    private func readLink(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    private func readLink(_ path: String) -> String? { SystemFiles.linkTarget(path) }
 
-    private func exists(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0
-    }
-}
-
-extension String {
-    func trimmingCharacters() -> String {
-        String(Substring(self).trimmingSpaces())
-    }
+    private func exists(_ path: String) -> Bool { SystemFiles.exists(path) }
 }

@@ -1,0 +1,253 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CNetlink
+import Locking
+import Logging
+import Policy
+
+/// The thread behind `LinuxReachability`: it blocks in `poll` on a netlink route socket and a
+/// wake signal, tells the debouncer of each change message, detects again when the debouncer says
+/// a burst is over, stores the result and publishes a changed state to the open streams.
+///
+/// All blocking I/O (netlink reads, the sysfs reads of a detection) happens on this thread, never
+/// on the cooperative pool. The thread owns the netlink socket and closes it when it ends.
+///
+/// Thread safety: every method may be called from any thread at once; mutable state is in `state`.
+final class NetworkEventLoop: Sendable {
+    struct Commands: Sendable {
+        var detect = false
+        var republish = false
+        var stop = false
+    }
+
+    struct State: Sendable {
+        var detection: NetworkDetection
+        var facts: ServiceFacts
+        /// The detected state with the services' facts: what is published.
+        var current: NetworkState
+        var activity = LinuxReachability.Activity()
+        var continuations: [Int: AsyncStream<NetworkState>.Continuation] = [:]
+        var nextID = 0
+        var ended = false
+        var thread: OwnedThread?
+    }
+
+    /// The loop thread's name, as `/proc/self/task/*/comm` shows it.
+    static let threadName = "imgpolicy-net"
+
+    // The latest detection, the open streams, counters, the thread's handle and life.
+    let state: Locked<State>
+    // What other threads ask the loop to do; read by the loop after a wake-up.
+    let commands: Locked<Commands>
+    let wake: WakeSignal
+    let socket: Int32
+    let detector: NetworkDetector
+    let debouncer: any MessageDebouncing
+    let logger: Logger
+    /// Opens when the thread has ended.
+    let endLatch = Latch()
+
+    /// Opens the socket, detects once, and starts the thread.
+    init(configuration: LinuxReachability.Configuration, clock: any Clock<Duration>, logger: Logger) throws(LinuxReachability.StartError) {
+        let wake = try WakeSignal()
+        let socket = cnetlink_open_route_socket(cnetlink_route_groups(), Int32(clamping: configuration.receiveBufferSize))
+        guard socket >= 0 else { throw LinuxReachability.StartError(operation: "netlink route socket", code: errno) }
+        let commands = Locked(Commands())
+        self.wake = wake
+        self.socket = socket
+        self.commands = commands
+        self.logger = logger
+        detector = configuration.detector
+        debouncer = makeDebouncer(
+            clock: clock, quietPeriod: configuration.quietPeriod, maximumDelay: configuration.maximumDelay
+        ) {
+            commands.withLock { $0.detect = true }
+            wake.signal()
+        }
+        // Subscribed before the first detection: no change can fall between the two.
+        let first = detector.detect()
+        let facts = ServiceFacts.unknown(configuration.watchesSystemBus ? "the system bus has not been asked yet"
+                                                                         : "not asked (the configuration leaves the system bus out)")
+        state = Locked(State(detection: first, facts: facts, current: LinuxReachability.combine(first.state, facts)))
+        var activity = LinuxReachability.Activity()
+        activity.detections = 1
+        state.withLock { $0.activity = activity }
+        logger.debug("network: \(first.state)", metadata: ["reasons": "\(first.reasons.joined(separator: "; "))"])
+
+        do {
+            // The thread holds the loop until it ends.
+            let thread = try OwnedThread { [self] in run() }
+            state.withLock { $0.thread = thread }
+        } catch {
+            close(socket)
+            throw error
+        }
+    }
+
+    // MARK: - reading
+
+    var currentState: NetworkState { state.withLock { $0.current } }
+
+    var facts: ServiceFacts { state.withLock { $0.facts } }
+
+    var detection: NetworkDetection { state.withLock { $0.detection } }
+
+    var activity: LinuxReachability.Activity { state.withLock { $0.activity } }
+
+    func stateChanges() -> AsyncStream<NetworkState> {
+        let (stream, continuation) = AsyncStream.makeStream(of: NetworkState.self, bufferingPolicy: .bufferingNewest(16))
+        let id: Int? = state.withLock { state in
+            continuation.yield(state.current)
+            guard !state.ended else { return nil }
+            let id = state.nextID
+            state.nextID += 1
+            state.continuations[id] = continuation
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.continuations.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    // MARK: - life
+
+    /// The services said something new: the thread publishes the combined state if it changed.
+    func factsChanged(_ facts: ServiceFacts) {
+        state.withLock { $0.facts = facts }
+        commands.withLock { $0.republish = true }
+        wake.signal()
+    }
+
+    /// Asks the thread to end (it finishes the streams and closes the socket).
+    func requestStop() {
+        commands.withLock { $0.stop = true }
+        wake.signal()
+    }
+
+    /// Returns once the thread has ended.
+    func waitForEnd() async {
+        await endLatch.wait()
+    }
+
+    /// Waits for the thread to end (blocking); at most once.
+    func join() {
+        state.withLock { $0.thread }?.join()
+    }
+
+    /// Lets the thread end on its own (the provider was dropped without a shutdown).
+    func detach() {
+        state.withLock { $0.thread }?.detach()
+    }
+
+    var hasEnded: Bool { state.withLock { $0.ended } }
+
+    // MARK: - the thread
+
+    private func run() {
+        cnetlink_name_this_thread(Self.threadName)
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
+        loop: while true {
+            let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                logger.error("network events: poll failed, the state will no longer change", metadata: ["errno": "\(errno)"])
+                break
+            }
+            if descriptors[1].revents != 0 {
+                wake.drain()
+                let pending = commands.withLock { commands in
+                    defer {
+                        commands.detect = false
+                        commands.republish = false
+                    }
+                    return commands
+                }
+                if pending.stop { break loop }
+                if pending.detect { detectAndPublish() } else if pending.republish { publish(detection: nil) }
+            }
+            if descriptors[0].revents != 0 {
+                if !readMessages(into: &buffer) { break loop }
+            }
+        }
+        end()
+    }
+
+    /// Reads every datagram waiting on the socket; false when the socket is unusable.
+    private func readMessages(into buffer: inout [UInt8]) -> Bool {
+        var changes = 0, datagrams = 0, overruns = 0
+        var usable = true
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                if code == EAGAIN || code == EWOULDBLOCK { break }
+                if code == ENOBUFS {
+                    // The kernel dropped messages: something changed that we did not read. Look again.
+                    overruns += 1
+                    continue
+                }
+                logger.error("network events: reading the netlink socket failed, the state will no longer change",
+                             metadata: ["errno": "\(code)"])
+                usable = false
+                break
+            }
+            if count == 0 { break }
+            datagrams += 1
+            let summary = buffer.withUnsafeBytes { cnetlink_summarize($0.baseAddress, min(count, $0.count)) }
+            changes += Int(summary.route_changes)
+        }
+        state.withLock { state in
+            state.activity.datagrams += datagrams
+            state.activity.messages += changes
+            state.activity.overruns += overruns
+        }
+        if changes > 0 || overruns > 0 { debouncer.messageArrived() }
+        return usable
+    }
+
+    private func detectAndPublish() {
+        publish(detection: detector.detect())
+    }
+
+    /// Stores `detection` (when given), combines it with the facts, and publishes a changed state.
+    private func publish(detection: NetworkDetection?) {
+        let (combined, listeners): (NetworkState, [AsyncStream<NetworkState>.Continuation]) = state.withLock { state in
+            if let detection {
+                state.activity.detections += 1
+                state.detection = detection
+            }
+            let combined = LinuxReachability.combine(state.detection.state, state.facts)
+            guard combined != state.current else { return (combined, []) }
+            state.current = combined
+            state.activity.published += 1
+            return (combined, Array(state.continuations.values))
+        }
+        if !listeners.isEmpty {
+            logger.info("network changed: \(combined)")
+        }
+        for listener in listeners { listener.yield(combined) }
+    }
+
+    private func end() {
+        debouncer.stop()
+        close(socket)
+        let listeners = state.withLock { state in
+            state.ended = true
+            defer { state.continuations = [:] }
+            return Array(state.continuations.values)
+        }
+        for listener in listeners { listener.finish() }
+        endLatch.open()
+    }
+}

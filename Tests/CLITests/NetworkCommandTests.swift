@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `imgpolicy network --json`: every key, each source and what it said.
+struct NetworkCommandTests {
+    let cli = CLIRunner()
+    static let noBus = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/imgpolicy-no-bus"]
+
+    func fakeModemTree() throws -> TemporaryFolder {
+        let root = cli.home
+        try root.write("1\n", to: "sys/devices/pci0/net/wwan0/type")
+        try root.write("DEVTYPE=wwan\n", to: "sys/devices/pci0/net/wwan0/uevent")
+        try root.write("up\n", to: "sys/devices/pci0/net/wwan0/operstate")
+        try root.write("1\n", to: "sys/devices/pci0/net/wwan0/carrier")
+        try root.link("sys/class/net/wwan0", to: "../../devices/pci0/net/wwan0")
+        try root.write("Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\nwwan0\t00000000\t0101A8C0\t0003\t0\t0\t0\t00000000\n",
+                       to: "proc/net/route")
+        return root
+    }
+
+    @Test func jsonHasEveryKeyAndEachSource() async throws {
+        let root = try fakeModemTree()
+        let result = try await cli.run(["network", "--root", root.path, "--json"], environment: Self.noBus)
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)")
+        #expect(object["kind"] as? String == "cellular")
+        #expect(object["expensive"] as? Bool == true)
+        #expect(object["constrained"] as? Bool == false && object["roaming"] as? Bool == false && object["captive"] as? Bool == false)
+        #expect(object["interface"] as? String == "wwan0")
+        #expect((object["reason"] as? String)?.contains("wwan0 is cellular") == true)
+        let sources = try #require(object["sources"] as? [String: Any])
+        let metered = try #require(sources["metered"] as? [String: Any])
+        #expect(metered["value"] is NSNull)
+        #expect((metered["explanation"] as? String)?.contains("no system bus at unix:path=/nonexistent/imgpolicy-no-bus") == true)
+        #expect(result.stdout.split(separator: "\n").count == 1)
+    }
+
+    @Test func textNamesEachSource() async throws {
+        let root = try fakeModemTree()
+        let result = try await cli.run(["network", "--root", root.path], environment: Self.noBus)
+        #expect(result.stdout.hasPrefix("network: cellular,expensive\n"), "\(result.stdout)")
+        #expect(result.stdout.contains("sources:\n  kernel (sysfs, routes): cellular,expensive via wwan0\n"))
+        #expect(result.stdout.contains("  roaming (ModemManager): unknown: no system bus"))
+    }
+
+    @Test func watchWithTheVariableSetPrintsOnce() async throws {
+        let result = try await cli.run(["network", "--watch", "--json"], environment: Self.noBus.merging(["IMGPOLICY_NETWORK": "cellular,roaming"]) { $1 })
+        #expect(result.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)")
+        #expect(object["roaming"] as? Bool == true && object["expensive"] as? Bool == true)
+        #expect(object["source"] as? String == "IMGPOLICY_NETWORK")
+    }
+}
