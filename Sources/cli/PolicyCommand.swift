@@ -54,7 +54,10 @@ struct PolicyCommand: ParsableCommand {
             let policy = try PolicyLocator.load(policy)
             var output = ""
             if !json {
-                var header = "network   expensive constrained cached              thumbnail"
+                var header = "network   expensive constrained"
+                if policy.readsRoaming { header += " roaming" }
+                if policy.readsCaptive { header += " captive" }
+                header += " cached              thumbnail"
                 for declaration in policy.settings { header += " \(declaration.key)" }
                 output += TerminalText.escaped(header + " -> decision (rule)") + "\n"
             }
@@ -65,6 +68,8 @@ struct PolicyCommand: ParsableCommand {
                         ("network", JSONValue(.string(input.network.kind.rawValue))),
                         ("expensive", JSONValue(.bool(input.network.isExpensive))),
                         ("constrained", JSONValue(.bool(input.network.isConstrained))),
+                        ("roaming", JSONValue(.bool(input.network.isRoaming))),
+                        ("captive", JSONValue(.bool(input.network.isCaptive))),
                         ("cached", JSONValue(.array(Variant.allCases.filter { input.cached.has($0) }.map { JSONValue(.string($0.rawValue)) }))),
                         ("hasThumbnail", JSONValue(.bool(input.hasThumbnail))),
                     ]
@@ -78,7 +83,10 @@ struct PolicyCommand: ParsableCommand {
                     output += JSONWriter.compactText(of: JSONValue(.object(members))) + "\n"
                 } else {
                     var line = pad(input.network.kind.rawValue, 10) + pad(yesNo(input.network.isExpensive), 10)
-                        + pad(yesNo(input.network.isConstrained), 12) + pad(input.cached.description, 20) + pad(yesNo(input.hasThumbnail), 9)
+                        + pad(yesNo(input.network.isConstrained), 12)
+                    if policy.readsRoaming { line += pad(yesNo(input.network.isRoaming), 8) }
+                    if policy.readsCaptive { line += pad(yesNo(input.network.isCaptive), 8) }
+                    line += pad(input.cached.description, 20) + pad(yesNo(input.hasThumbnail), 9)
                     for (position, declaration) in policy.settings.enumerated() {
                         line += " " + pad(input.settings.isOn(at: position) ? "on" : "off", declaration.key.count)
                     }

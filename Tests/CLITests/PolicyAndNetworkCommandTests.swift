@@ -33,10 +33,21 @@ struct PolicyAndNetworkCommandTests {
         let json = try await cli.run(["policy", "table", "low-data", "--json"])
         let rows = json.stdout.split(separator: "\n")
         #expect(rows.count == 180)  // low-data tests roaming: 120 inputs + 60 roaming ones
+        var roamingRows = 0
         for row in rows {
             let object = try #require(try JSONSerialization.jsonObject(with: Data(row.utf8)) as? [String: Any])
             #expect(object["action"] != nil && object["rule"] != nil && object["network"] != nil)
+            if object["roaming"] as? Bool == true {
+                roamingRows += 1
+                #expect(object["action"] as? String != "load", "low-data loads nothing new when roaming: \(row)")
+            }
         }
+        #expect(roamingRows == 60)
+        // The text table shows the roaming column for a policy that tests it, and only then.
+        let lowData = try await cli.run(["policy", "table", "low-data"]).stdout.split(separator: "\n")
+        #expect(lowData.first?.hasPrefix("network   expensive constrained roaming cached") == true, "\(lowData.first ?? "")")
+        #expect(lowData.dropFirst().filter { $0.split(separator: " ", omittingEmptySubsequences: true)[3] == "yes" }.count == 60)
+        #expect(text.stdout.split(separator: "\n").first?.contains("roaming") == false)
     }
 
     @Test func networkExplainsAFakeTree() async throws {
