@@ -34,7 +34,7 @@ let package = Package(
         // Test doubles over `Policy` (the settings double, InMemorySettingsStore, is in `Policy` itself).
         .target(name: "PolicyTesting", dependencies: ["Policy", "Locking"]),
         // Test doubles over `Fetch`.
-        .target(name: "FetchTesting", dependencies: ["Fetch", "Policy", "Locking", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "FetchTesting", dependencies: ["Fetch", "Policy", "PolicyTesting", "Locking", .product(name: "Logging", package: "swift-log")]),
         // The `imgpolicy` command.
         .executableTarget(
             name: "cli",

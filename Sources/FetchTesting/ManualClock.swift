@@ -1,4 +1,5 @@
 import Locking
+import PolicyTesting
 
 /// A clock whose time moves only when a test advances it: a delay scripted on a
 /// `ScriptedDownloader` (or anything else that sleeps on an injected `any Clock<Duration>`)
@@ -46,14 +47,7 @@ public final class ManualClock: Clock {
         var now = Instant(offset: .zero)
         var sleepers: [Int: Sleeper] = [:]
         var nextID = 0
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
-
-        /// Takes out the waiters whose count of sleepers is reached, to be resumed outside the lock.
-        mutating func releasedWaiters() -> [CheckedContinuation<Void, Never>] {
-            let ready = waiters.filter { sleepers.count >= $0.count }.map(\.continuation)
-            waiters.removeAll { sleepers.count >= $0.count }
-            return ready
-        }
+        var waiters = CountWaiters()
     }
 
     // Guards the time, the sleeping tasks and the tasks waiting for sleepers.
@@ -84,7 +78,7 @@ public final class ManualClock: Clock {
                 let (due, ready): (Bool, [CheckedContinuation<Void, Never>]) = state.withLock { state in
                     if deadline <= state.now { return (true, []) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    return (false, state.releasedWaiters())
+                    return (false, state.waiters.released(at: state.sleepers.count))
                 }
                 for waiter in ready { waiter.resume() }
                 if due { continuation.resume() }
@@ -116,12 +110,10 @@ public final class ManualClock: Clock {
     /// only after the code under test started waiting on it.
     public func waitForSleepers(_ count: Int = 1) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready: Bool = state.withLock { state in
-                if state.sleepers.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
+            let kept = state.withLock { state in
+                state.waiters.wait(for: count, current: state.sleepers.count, continuation)
             }
-            if ready { continuation.resume() }
+            if !kept { continuation.resume() }
         }
     }
 

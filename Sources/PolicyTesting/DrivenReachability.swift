@@ -28,14 +28,7 @@ public final class DrivenReachability: ReachabilityProviding {
         var history: [NetworkState]
         var streams: [Int: AsyncStream<NetworkState>.Continuation] = [:]
         var nextID = 0
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
-
-        /// Takes out the waiters whose count of observers is reached, to be resumed outside the lock.
-        mutating func releasedWaiters() -> [CheckedContinuation<Void, Never>] {
-            let ready = waiters.filter { streams.count >= $0.count }.map(\.continuation)
-            waiters.removeAll { streams.count >= $0.count }
-            return ready
-        }
+        var waiters = CountWaiters()
     }
 
     // Guards the state, the open streams and the tasks waiting for observers.
@@ -82,7 +75,7 @@ public final class DrivenReachability: ReachabilityProviding {
             state.nextID += 1
             state.streams[id] = continuation
             continuation.yield(state.current)
-            return (id, state.releasedWaiters())
+            return (id, state.waiters.released(at: state.streams.count))
         }
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.streams.removeValue(forKey: id) }
@@ -94,12 +87,10 @@ public final class DrivenReachability: ReachabilityProviding {
     /// Returns once at least `count` streams are open: the code under test is observing.
     public func waitForObservers(_ count: Int = 1) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready: Bool = state.withLock { state in
-                if state.streams.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
+            let kept = state.withLock { state in
+                state.waiters.wait(for: count, current: state.streams.count, continuation)
             }
-            if ready { continuation.resume() }
+            if !kept { continuation.resume() }
         }
     }
 
