@@ -20,6 +20,19 @@ struct CacheCommandTests {
         #expect(try home.list() == ["notes.txt", "tmp"])
     }
 
+    /// Issue 6, tester's fault 1: a user's file named `journal` is no earlier cache.
+    @Test(arguments: [["cache", "stats"], ["cache", "list"], ["--network", "wifi", "--item", "ITEM"]])
+    func aFolderHoldingOnlyAUsersJournalIsRefusedAndUntouched(_ command: [String]) async throws {
+        let home = TemporaryFolder()
+        try home.write("Dear diary\n", to: "journal")
+        let item = try cli.home.write(#"{"id": "x", "original": "http://127.0.0.1:9/o.png"}"#, to: "item.json")
+        let result = try await cli.run(command.map { $0 == "ITEM" ? item : $0 } + ["--cache-dir", home.path])
+        #expect(result.status == 74)
+        #expect(result.stderr.hasPrefix("imgpolicy: cannot open the cache: \(home.path): not a cache folder"))
+        #expect(try home.list() == ["journal"])
+        #expect(try home.read("journal") == "Dear diary\n")
+    }
+
     @Test(.enabled(if: getuid() == 0, "needs root for chattr +i"))
     func clearExits74NamingWhatItCouldNotRemove() async throws {
         let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 2_000, seed: 1))])

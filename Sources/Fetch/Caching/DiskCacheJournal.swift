@@ -55,7 +55,7 @@ final class DiskCacheJournal: Sendable {
     }
 
     static let recordSize = 32
-    private static let magic: [UInt8] = Array("IMGPOLICY-JOURNAL-2\n".utf8)
+    static let magic: [UInt8] = Array("IMGPOLICY-JOURNAL-2\n".utf8)
     /// The largest table (2 million slots, 64 MiB).
     static let largestTable = 1 << 21
 
