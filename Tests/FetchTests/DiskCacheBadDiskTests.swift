@@ -138,6 +138,31 @@ struct DiskCacheBadDiskTests {
         #expect(try outside.read("target") == "outside")
     }
 
+    /// Issue 6, tester's fault 2: an indexed entry whose shard became a symbolic link or a file
+    /// is no longer "cached" once a read fails, and storing it again reports the failure.
+    @Test(arguments: ["shard-symlink-to-folder", "shard-file"])
+    func anIndexedEntryThatCannotBeReadLeavesTheIndexAndStoreReportsWhy(_ obstacle: String) throws {
+        let folder = TemporaryFolder()
+        let cache = try DiskCache(folder: folder.path)
+        try cache.store(TestImages.png(), for: testURL(1))
+        let shard = parentPath(cache.entryPath(for: testURL(1)))
+        try FileManager.default.moveItem(atPath: shard, toPath: shard + ".real")
+        if obstacle == "shard-file" {
+            try Data("not a folder".utf8).write(to: URL(fileURLWithPath: shard))
+        } else {
+            try FileManager.default.createSymbolicLink(atPath: shard, withDestinationPath: shard + ".real")
+        }
+        #expect(cache.containsImage(at: testURL(1)))  // from the index, before any read
+        #expect(cache.image(for: testURL(1)) == nil)
+        #expect(!cache.containsImage(at: testURL(1)))
+        #expect {
+            try cache.store(TestImages.png(), for: testURL(1))
+        } throws: { error in
+            (error as? DiskCacheError)?.path == shard
+        }
+        #expect(!cache.containsImage(at: testURL(1)))
+    }
+
     @Test func aFileWhereTheCacheFolderShouldBeIsAnErrorNamingIt() throws {
         let folder = TemporaryFolder()
         let path = try folder.write("a file", to: "cache")

@@ -153,7 +153,14 @@ public final class DiskCache: CacheInspecting {
             forget(key)
             return nil
         case .failed(let error):
+            // Not repairable by removal (a symbolic link or a file where the shard should be, no
+            // permission): out of this process's index, so that it is no longer taken as cached
+            // and the caller loads it again (its store then reports why it cannot be written).
+            // Not journaled: the file may still be there, readable by others. The journal is read
+            // first, so that no record read later (this process's own store) brings it back.
             logger.warning("disk cache: cannot read an entry", metadata: ["path": "\(error.path)", "error": "\(error.message)"])
+            refresh()
+            index.withLock { _ = $0.remove(key) }
             return nil
         case .notRegular(let kind, let removal):
             count { $0.damagedRemoved += 1 }
