@@ -51,6 +51,23 @@ struct CacheCommandTests {
         #expect(FileManager.default.fileExists(atPath: shardPath + "/" + entry))
     }
 
+    /// Issue 6, tester's fault 3: a store whose journal cannot be appended is a failure, not silence.
+    @Test(.enabled(if: getuid() == 0, "needs root for chattr +i"))
+    func fetchExits74NamingAJournalThatCannotBeWritten() async throws {
+        let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 2_000, seed: 1))])
+        let cacheDir = cli.home.file("cache")
+        let item = try cli.home.write(#"{"id": "x", "original": "\#(server.url("/o.png"))"}"#, to: "item.json")
+        #expect(try await cli.run(["cache", "stats", "--cache-dir", cacheDir]).status == 0)
+        let journal = cacheDir + "/journal"
+        #expect(try ProcessResult.run("/usr/bin/chattr", ["+i", journal]).status == 0)
+        defer { _ = try? ProcessResult.run("/usr/bin/chattr", ["-i", journal]) }
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        #expect(result.status == 74)
+        #expect(result.stderr.contains(journal))
+        #expect(result.stderr.filter { $0 == "\n" }.count == 1)
+        #expect(try cli.home.list("cache").allSatisfy { $0.count != 2 || (try? cli.home.list("cache/" + $0))?.isEmpty == true })
+    }
+
     @Test func anOriginalFetchedByOneProcessIsShownCachedByAnotherOnCellular() async throws {
         let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 20_000, seed: 1)),
                                                  "/t.png": .ok(TestImages.png(size: 2_000, seed: 2))])

@@ -101,8 +101,17 @@ struct DiskCacheBadDiskTests {
         let cache = try DiskCache(folder: folder.path, logger: logger)
         #expect(cache.statistics.count == 3)
         #expect(cache.image(for: testURL(1)) == TestImages.png(seed: 1))
-        try cache.store(TestImages.png(seed: 3), for: testURL(3))  // the entry is written; its record cannot be
-        #expect(cache.image(for: testURL(3)) == TestImages.png(seed: 3))
+        // Issue 6, tester's fault 3: the entry cannot be recorded, so store throws naming the
+        // journal, and keeps no entry file that no index shows.
+        #expect {
+            try cache.store(TestImages.png(seed: 3), for: testURL(3))
+        } throws: { error in
+            (error as? DiskCacheError)?.path == folder.file("journal")
+                && (error as? DiskCacheError)?.message.hasPrefix("cannot append to the journal: operation not permitted") == true
+        }
+        #expect(!cache.containsImage(at: testURL(3)))
+        #expect(!FileManager.default.fileExists(atPath: cache.entryPath(for: testURL(3))))
+        #expect(cache.image(for: testURL(3)) == nil)
         #expect(cache.counters.writeFailures >= 1)
         #expect(log.entries.contains { $0.level == .error && $0.metadata["path"]?.description == folder.file("journal") })
         #expect(try bytes(at: folder.file("journal")) == journal)

@@ -200,7 +200,9 @@ public final class DiskCache: CacheInspecting {
     /// `counters.oversizedSkipped`).
     /// - Throws: `DiskCacheError` naming the path when the file cannot be written (full disk,
     ///   immutable or missing folder, a file where `tmp/` or a shard should be), `.tooLarge` for a
-    ///   URL longer than 1 MiB; the cache is unchanged then. Failures are also logged and counted.
+    ///   URL longer than 1 MiB; the cache is unchanged then. Also when the entry cannot be recorded
+    ///   in the journal (the error names the journal): the entry file is then removed, so that no
+    ///   entry is on disk that the index does not show. Failures are also logged and counted.
     public func store(_ bytes: [UInt8], for url: ImageURL) throws(DiskCacheError) {
         let urlBytes = Array(url.absoluteString.utf8)
         guard urlBytes.count <= DiskCacheEntry.largestURL else {
@@ -228,8 +230,14 @@ public final class DiskCache: CacheInspecting {
             index.store(key, size: size)
             return evictionVictims(&index, keeping: key)
         }
-        record([.init(key: key, size: size, operation: .stored)] + victims.map { .init(key: $0.key, size: 0, operation: .removed) })
+        let failure = record([.init(key: key, size: size, operation: .stored)] + victims.map { .init(key: $0.key, size: 0, operation: .removed) })
         evict(victims)
+        if let failure {
+            // Not indexed: the entry file goes too, so that no entry is on disk that no index shows.
+            index.withLock { _ = $0.remove(key) }
+            if let removal = layout.removeEntry(key) { reportRemovalFailure(removal) }
+            throw DiskCacheError(path: failure.path, message: "\(failure.message) (the entry \(layout.entryPath(key)) is not kept)")
+        }
         compactIfNeeded()
     }
 
@@ -376,12 +384,14 @@ public final class DiskCache: CacheInspecting {
         if known || journaled { record([.init(key: key, size: 0, operation: .removed)]) }
     }
 
-    /// Appends to the journal; a failure is logged and counted (the entry files stay right: the
-    /// journal is then behind until it is rebuilt or compacted).
-    private func record(_ records: [DiskCacheJournal.Record]) {
-        guard let failure = journal.append(records) else { return }
+    /// Appends to the journal; a failure is logged, counted and returned (the entry files stay
+    /// right: the journal is then behind until it is rebuilt or compacted).
+    @discardableResult
+    private func record(_ records: [DiskCacheJournal.Record]) -> SystemError? {
+        guard let failure = journal.append(records) else { return nil }
         count { $0.writeFailures += 1 }
         logger.error("disk cache: cannot write the journal", metadata: ["path": "\(failure.path)", "error": "\(failure.message)"])
+        return failure
     }
 
     private func reportRemovalFailure(_ failure: SystemError) {
