@@ -68,6 +68,26 @@ struct CacheCommandTests {
         #expect(try cli.home.list("cache").allSatisfy { $0.count != 2 || (try? cli.home.list("cache/" + $0))?.isEmpty == true })
     }
 
+    /// Issue 6, tester's fault 4: a plain decision or `cache stats`/`list` on an empty folder
+    /// that cannot be written needs no write.
+    @Test(.enabled(if: getuid() == 0, "needs root for chattr +i"))
+    func anEmptyImmutableCacheFolderStillDecidesAndReports() async throws {
+        let readOnly = cli.home.file("ro")
+        try FileManager.default.createDirectory(atPath: readOnly, withIntermediateDirectories: true)
+        let item = try cli.home.write(#"{"id": "x", "original": "http://127.0.0.1:9/o.png"}"#, to: "x.json")
+        #expect(try ProcessResult.run("/usr/bin/chattr", ["+i", readOnly]).status == 0)
+        defer { _ = try? ProcessResult.run("/usr/bin/chattr", ["-i", readOnly]) }
+        let decision = try await cli.run(["--network", "wifi", "--item", item, "--cache-dir", readOnly])
+        #expect(decision.status == 0)
+        #expect(decision.stdout.hasPrefix("x: load original http://127.0.0.1:9/o.png"))
+        #expect(decision.stderr == "")
+        let stats = try await cli.run(["cache", "stats", "--cache-dir", readOnly])
+        #expect(stats.status == 0)
+        #expect(stats.stdout.contains("entries: 0\n"))
+        #expect(try await cli.run(["cache", "list", "--cache-dir", readOnly]).status == 0)
+        #expect(try cli.home.list("ro").isEmpty)
+    }
+
     @Test func anOriginalFetchedByOneProcessIsShownCachedByAnotherOnCellular() async throws {
         let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 20_000, seed: 1)),
                                                  "/t.png": .ok(TestImages.png(size: 2_000, seed: 2))])

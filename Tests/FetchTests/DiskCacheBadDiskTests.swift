@@ -172,6 +172,30 @@ struct DiskCacheBadDiskTests {
         #expect(!cache.containsImage(at: testURL(1)))
     }
 
+    /// Issue 6, tester's fault 4: an empty folder that cannot be written opens as an empty cache
+    /// (nothing needs writing to answer "is it cached?"); a store fails naming what it could not write.
+    @Test(.enabled(if: runsAsRoot, "needs root for chattr +i"))
+    func anEmptyImmutableFolderOpensAsAnEmptyCacheAndStoresFailNamingIt() throws {
+        let parent = TemporaryFolder()
+        let path = parent.file("cache")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try system("/usr/bin/chattr", ["+i", path])
+        defer { try? system("/usr/bin/chattr", ["-i", path]) }
+        let cache = try DiskCache(folder: path)
+        #expect(cache.statistics.count == 0)
+        #expect(!cache.containsImage(at: testURL(1)))
+        #expect(cache.image(for: testURL(1)) == nil)
+        #expect(cache.entries().isEmpty)
+        #expect(cache.removeAll().failures.isEmpty)
+        #expect(cache.counters.writeFailures == 0)
+        #expect {
+            try cache.store(TestImages.png(), for: testURL(1))
+        } throws: { error in
+            (error as? DiskCacheError)?.path == parentPath(cache.entryPath(for: testURL(1)))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path).isEmpty)
+    }
+
     @Test func aFileWhereTheCacheFolderShouldBeIsAnErrorNamingIt() throws {
         let folder = TemporaryFolder()
         let path = try folder.write("a file", to: "cache")

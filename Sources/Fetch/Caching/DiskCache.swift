@@ -19,7 +19,9 @@ import Darwin
 ///
 /// - **Its own files only.** A folder is a cache when it holds the marker `.imgpolicy-cache`
 ///   (written when an empty or new folder is opened; a non-empty folder without it is refused with
-///   `.notACache`). Inside it the cache reads and removes only names of its layout
+///   `.notACache` and left untouched, unless it holds strong evidence of an earlier version's
+///   cache: see `DiskCacheFolder.claim()`). An empty folder where the marker cannot be written
+///   (immutable, full disk) is an empty cache that is only read: answering needs no write. Inside it the cache reads and removes only names of its layout
 ///   (`DiskCacheFolder`), regular files, reached relative to the folder without following a
 ///   symbolic link; a FIFO or device under an entry's name is removed unopened and is a miss.
 /// - **Entries.** File names are a 128-bit hash of the URL in 256 shards; each entry holds its
@@ -81,6 +83,9 @@ public final class DiskCache: CacheInspecting {
     }
 
     private let layout: DiskCacheFolder
+    // The folder was empty and the marker could not be written: an empty cache, only read (its
+    // journal is neither created nor rebuilt; stores are tried and fail naming what they could not write).
+    private let readOnly: Bool
     private let journal: DiskCacheJournal
     private let logger: Logger
     // Guards the index (what the folder holds, sizes, access order).
@@ -103,16 +108,23 @@ public final class DiskCache: CacheInspecting {
     ///   - fileMode: the mode of the files created (default 0600: only the user reads the cache).
     ///   - logger: evictions, damaged entries removed, failed writes and removals.
     /// - Throws: `.openFailed` when the folder cannot be created or read; `.notACache` when it is
-    ///   not empty and has no cache marker (nothing in it is read or removed then).
+    ///   not empty and has no cache marker (nothing in it is read or removed then). An empty folder
+    ///   that cannot be written is no error: it opens as an empty cache, only read.
     public init(folder: String, capacity: Int = 512 << 20, largestEntry: Int? = nil, fileMode: UInt32 = 0o600,
                 logger: Logger = Logger(label: "imgpolicy", factory: { _ in SwiftLogNoOpLogHandler() })) throws(DiskCacheError) {
         layout = try DiskCacheFolder(path: folder, fileMode: mode_t(fileMode & 0o7777))
+        let unwritable = try layout.claim()
+        readOnly = unwritable != nil
         self.folder = layout.path
         self.capacity = max(0, capacity)
         self.largestEntry = min(max(0, largestEntry ?? capacity), max(0, capacity))
         self.fileMode = fileMode & 0o7777
         self.logger = logger
         journal = DiskCacheJournal(folder: layout)
+        if let unwritable {
+            logger.info("disk cache: the folder is empty and cannot be written: used as an empty cache", metadata: ["path": "\(unwritable.path)", "error": "\(unwritable.message)"])
+            return
+        }
         switch layout.openSubfolder(DiskCacheFolder.temporaryFolderName, create: true) {
         case .success(let fd): close(fd)
         case .failure(let error): logger.warning("disk cache: \(error.path): \(error.message)")
@@ -278,6 +290,7 @@ public final class DiskCache: CacheInspecting {
 
     /// Reads what other processes appended to the journal (or the whole of a replaced one).
     private func refresh() {
+        guard !readOnly else { return }
         switch journal.readNew() {
         case .appended(let records):
             guard records.count > 0 else { return }
@@ -303,21 +316,28 @@ public final class DiskCache: CacheInspecting {
     /// damaged or gone), oldest file first, and writes the journal anew.
     @discardableResult
     private func rebuildFromFolder() -> DiskCacheError? {
+        guard !readOnly else {
+            _ = indexFromFolder()
+            return nil
+        }
         do {
-            try journal.rewrite { _ in
-                let scan = layout.scanEntries()
-                for problem in scan.problems {
-                    logger.warning("disk cache: skipped", metadata: ["path": "\(problem.path)", "error": "\(problem.message)"])
-                }
-                let fresh = DiskCacheIndex(compacting: scan.entries.sorted { $0.modified < $1.modified }.map { ($0.key, $0.size) })
-                index.withLock { $0 = fresh }
-                return fresh
-            }
+            try journal.rewrite { _ in indexFromFolder() }
             return nil
         } catch {
             count { $0.writeFailures += 1 }
             return error
         }
+    }
+
+    /// Lists the folder into the index (oldest file first) and returns it.
+    private func indexFromFolder() -> DiskCacheIndex {
+        let scan = layout.scanEntries()
+        for problem in scan.problems {
+            logger.warning("disk cache: skipped", metadata: ["path": "\(problem.path)", "error": "\(problem.message)"])
+        }
+        let fresh = DiskCacheIndex(compacting: scan.entries.sorted { $0.modified < $1.modified }.map { ($0.key, $0.size) })
+        index.withLock { $0 = fresh }
+        return fresh
     }
 
     /// Rewrites the journal (the index's table, records of use as ranks) when more than 4,096

@@ -34,11 +34,8 @@ final class DiskCacheFolder: Sendable {
 
     var folderMode: mode_t { fileMode | ((fileMode & 0o444) >> 2) | 0o700 }
 
-    /// Opens (creating it and its parents if needed) the cache folder at `path`.
-    ///
-    /// A new or empty folder gets the marker. A folder with the marker is a cache. A folder whose
-    /// every name is one a cache of an earlier version used (two-hex-digit shards, `tmp`) is
-    /// adopted (the marker is added). Anything else is refused with `.notACache`.
+    /// Opens (creating it and its parents if needed) the cache folder at `path`; `claim()` then
+    /// checks that it is a cache.
     init(path: String, fileMode: mode_t) throws(DiskCacheError) {
         self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.fileMode = fileMode & 0o7777
@@ -48,7 +45,6 @@ final class DiskCacheFolder: Sendable {
             throw DiskCacheError(path: self.path, message: "cannot open the cache folder: \(errnoText())", code: .openFailed)
         }
         self.descriptor = descriptor
-        try checkMarker()
     }
 
     deinit { close(descriptor) }
@@ -98,24 +94,34 @@ final class DiskCacheFolder: Sendable {
 
     // MARK: - Marker
 
-    private func checkMarker() throws(DiskCacheError) {
+    /// Checks that the folder is a cache. A folder with the marker is one. A new or empty folder
+    /// gets the marker; when it cannot be written there (an immutable folder, a full disk), the
+    /// failure is returned: the folder is then an empty cache this process only reads. A folder
+    /// holding strong evidence of an earlier version's cache is adopted (the marker is added).
+    /// Anything else is refused with `.notACache`, untouched.
+    func claim() throws(DiskCacheError) -> DiskCacheError? {
         var info = stat()
         if fstatat(descriptor, Self.markerName, &info, AT_SYMLINK_NOFOLLOW) == 0 {
             guard Self.isRegular(info) else {
                 throw DiskCacheError(path: path + "/" + Self.markerName, message: "the cache marker is not a regular file: not a cache folder; nothing in it is read or removed", code: .notACache)
             }
-            return
+            return nil
         }
         guard let names = Self.names(in: descriptor) else {
             throw DiskCacheError(path: path, message: "cannot read the cache folder: \(errnoText())", code: .openFailed)
         }
         let adoptable = isEmptyOrEarlierCache(names)
         // The marker may have appeared since it was looked for (another process's first open).
-        if !adoptable, fstatat(descriptor, Self.markerName, &info, AT_SYMLINK_NOFOLLOW) == 0, Self.isRegular(info) { return }
+        if !adoptable, fstatat(descriptor, Self.markerName, &info, AT_SYMLINK_NOFOLLOW) == 0, Self.isRegular(info) { return nil }
         guard adoptable else {
             throw DiskCacheError(path: path, message: "not a cache folder (not empty, and no \(Self.markerName) marker): nothing in it is read or removed; choose an empty or new folder", code: .notACache)
         }
-        try writeWhole(Self.markerText, name: Self.markerName)
+        do {
+            try writeWhole(Self.markerText, name: Self.markerName)
+        } catch where names.isEmpty {
+            return error
+        }
+        return nil
     }
 
     /// Whether a folder without the marker may be taken as a cache: it is empty, or it holds
