@@ -88,6 +88,23 @@ struct CacheCommandTests {
         #expect(try cli.home.list("ro").isEmpty)
     }
 
+    /// Issue 6, tester's fault 2: an entry indexed in a shard that became a symbolic link is not
+    /// "cached" forever: the original is loaded again, and the failed store is reported.
+    @Test func anEntryInAShardThatBecameASymbolicLinkIsLoadedAgainAndTheStoreFailureReported() async throws {
+        let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 2_000, seed: 1))])
+        let cacheDir = cli.home.file("cache")
+        let item = try cli.home.write(#"{"id": "x", "original": "\#(server.url("/o.png"))"}"#, to: "item.json")
+        #expect(try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir]).status == 0)
+        let shard = try #require(try cli.home.list("cache").first { $0.count == 2 })
+        try FileManager.default.moveItem(atPath: cacheDir + "/" + shard, toPath: cacheDir + "/" + shard + ".real")
+        try FileManager.default.createSymbolicLink(atPath: cacheDir + "/" + shard, withDestinationPath: shard + ".real")
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        #expect(result.status == 74)
+        #expect(!result.stdout.contains("placeholder"))
+        #expect(result.stderr.contains(cacheDir + "/" + shard))
+        #expect(result.stderr.filter { $0 == "\n" }.count == 1)
+    }
+
     @Test func anOriginalFetchedByOneProcessIsShownCachedByAnotherOnCellular() async throws {
         let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 20_000, seed: 1)),
                                                  "/t.png": .ok(TestImages.png(size: 2_000, seed: 2))])
