@@ -20,6 +20,19 @@ struct CacheCommandTests {
         #expect(try home.list() == ["notes.txt", "tmp"])
     }
 
+    /// Issue 6, tester's fault 1: a user's file named `journal` is no earlier cache.
+    @Test(arguments: [["cache", "stats"], ["cache", "list"], ["--network", "wifi", "--item", "ITEM"]])
+    func aFolderHoldingOnlyAUsersJournalIsRefusedAndUntouched(_ command: [String]) async throws {
+        let home = TemporaryFolder()
+        try home.write("Dear diary\n", to: "journal")
+        let item = try cli.home.write(#"{"id": "x", "original": "http://127.0.0.1:9/o.png"}"#, to: "item.json")
+        let result = try await cli.run(command.map { $0 == "ITEM" ? item : $0 } + ["--cache-dir", home.path])
+        #expect(result.status == 74)
+        #expect(result.stderr.hasPrefix("imgpolicy: cannot open the cache: \(home.path): not a cache folder"))
+        #expect(try home.list() == ["journal"])
+        #expect(try home.read("journal") == "Dear diary\n")
+    }
+
     @Test(.enabled(if: getuid() == 0, "needs root for chattr +i"))
     func clearExits74NamingWhatItCouldNotRemove() async throws {
         let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 2_000, seed: 1))])
@@ -36,6 +49,60 @@ struct CacheCommandTests {
         #expect(result.stdout == "removed 0 entries from \(cacheDir)\n")
         #expect(result.stderr == "imgpolicy: \(shardPath)/\(entry): cannot remove: operation not permitted\n")
         #expect(FileManager.default.fileExists(atPath: shardPath + "/" + entry))
+    }
+
+    /// Issue 6, tester's fault 3: a store whose journal cannot be appended is a failure, not silence.
+    @Test(.enabled(if: getuid() == 0, "needs root for chattr +i"))
+    func fetchExits74NamingAJournalThatCannotBeWritten() async throws {
+        let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 2_000, seed: 1))])
+        let cacheDir = cli.home.file("cache")
+        let item = try cli.home.write(#"{"id": "x", "original": "\#(server.url("/o.png"))"}"#, to: "item.json")
+        #expect(try await cli.run(["cache", "stats", "--cache-dir", cacheDir]).status == 0)
+        let journal = cacheDir + "/journal"
+        #expect(try ProcessResult.run("/usr/bin/chattr", ["+i", journal]).status == 0)
+        defer { _ = try? ProcessResult.run("/usr/bin/chattr", ["-i", journal]) }
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        #expect(result.status == 74)
+        #expect(result.stderr.contains(journal))
+        #expect(result.stderr.filter { $0 == "\n" }.count == 1)
+        #expect(try cli.home.list("cache").allSatisfy { $0.count != 2 || (try? cli.home.list("cache/" + $0))?.isEmpty == true })
+    }
+
+    /// Issue 6, tester's fault 4: a plain decision or `cache stats`/`list` on an empty folder
+    /// that cannot be written needs no write.
+    @Test(.enabled(if: getuid() == 0, "needs root for chattr +i"))
+    func anEmptyImmutableCacheFolderStillDecidesAndReports() async throws {
+        let readOnly = cli.home.file("ro")
+        try FileManager.default.createDirectory(atPath: readOnly, withIntermediateDirectories: true)
+        let item = try cli.home.write(#"{"id": "x", "original": "http://127.0.0.1:9/o.png"}"#, to: "x.json")
+        #expect(try ProcessResult.run("/usr/bin/chattr", ["+i", readOnly]).status == 0)
+        defer { _ = try? ProcessResult.run("/usr/bin/chattr", ["-i", readOnly]) }
+        let decision = try await cli.run(["--network", "wifi", "--item", item, "--cache-dir", readOnly])
+        #expect(decision.status == 0)
+        #expect(decision.stdout.hasPrefix("x: load original http://127.0.0.1:9/o.png"))
+        #expect(decision.stderr == "")
+        let stats = try await cli.run(["cache", "stats", "--cache-dir", readOnly])
+        #expect(stats.status == 0)
+        #expect(stats.stdout.contains("entries: 0\n"))
+        #expect(try await cli.run(["cache", "list", "--cache-dir", readOnly]).status == 0)
+        #expect(try cli.home.list("ro").isEmpty)
+    }
+
+    /// Issue 6, tester's fault 2: an entry indexed in a shard that became a symbolic link is not
+    /// "cached" forever: the original is loaded again, and the failed store is reported.
+    @Test func anEntryInAShardThatBecameASymbolicLinkIsLoadedAgainAndTheStoreFailureReported() async throws {
+        let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 2_000, seed: 1))])
+        let cacheDir = cli.home.file("cache")
+        let item = try cli.home.write(#"{"id": "x", "original": "\#(server.url("/o.png"))"}"#, to: "item.json")
+        #expect(try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir]).status == 0)
+        let shard = try #require(try cli.home.list("cache").first { $0.count == 2 })
+        try FileManager.default.moveItem(atPath: cacheDir + "/" + shard, toPath: cacheDir + "/" + shard + ".real")
+        try FileManager.default.createSymbolicLink(atPath: cacheDir + "/" + shard, withDestinationPath: shard + ".real")
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        #expect(result.status == 74)
+        #expect(!result.stdout.contains("placeholder"))
+        #expect(result.stderr.contains(cacheDir + "/" + shard))
+        #expect(result.stderr.filter { $0 == "\n" }.count == 1)
     }
 
     @Test func anOriginalFetchedByOneProcessIsShownCachedByAnotherOnCellular() async throws {

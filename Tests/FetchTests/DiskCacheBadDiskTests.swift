@@ -101,8 +101,17 @@ struct DiskCacheBadDiskTests {
         let cache = try DiskCache(folder: folder.path, logger: logger)
         #expect(cache.statistics.count == 3)
         #expect(cache.image(for: testURL(1)) == TestImages.png(seed: 1))
-        try cache.store(TestImages.png(seed: 3), for: testURL(3))  // the entry is written; its record cannot be
-        #expect(cache.image(for: testURL(3)) == TestImages.png(seed: 3))
+        // Issue 6, tester's fault 3: the entry cannot be recorded, so store throws naming the
+        // journal, and keeps no entry file that no index shows.
+        #expect {
+            try cache.store(TestImages.png(seed: 3), for: testURL(3))
+        } throws: { error in
+            (error as? DiskCacheError)?.path == folder.file("journal")
+                && (error as? DiskCacheError)?.message.hasPrefix("cannot append to the journal: operation not permitted") == true
+        }
+        #expect(!cache.containsImage(at: testURL(3)))
+        #expect(!FileManager.default.fileExists(atPath: cache.entryPath(for: testURL(3))))
+        #expect(cache.image(for: testURL(3)) == nil)
         #expect(cache.counters.writeFailures >= 1)
         #expect(log.entries.contains { $0.level == .error && $0.metadata["path"]?.description == folder.file("journal") })
         #expect(try bytes(at: folder.file("journal")) == journal)
@@ -136,6 +145,55 @@ struct DiskCacheBadDiskTests {
         #expect(cache.image(for: testURL(1)) == nil)
         #expect(cache.removeAll().removed == 0)
         #expect(try outside.read("target") == "outside")
+    }
+
+    /// Issue 6, tester's fault 2: an indexed entry whose shard became a symbolic link or a file
+    /// is no longer "cached" once a read fails, and storing it again reports the failure.
+    @Test(arguments: ["shard-symlink-to-folder", "shard-file"])
+    func anIndexedEntryThatCannotBeReadLeavesTheIndexAndStoreReportsWhy(_ obstacle: String) throws {
+        let folder = TemporaryFolder()
+        let cache = try DiskCache(folder: folder.path)
+        try cache.store(TestImages.png(), for: testURL(1))
+        let shard = parentPath(cache.entryPath(for: testURL(1)))
+        try FileManager.default.moveItem(atPath: shard, toPath: shard + ".real")
+        if obstacle == "shard-file" {
+            try Data("not a folder".utf8).write(to: URL(fileURLWithPath: shard))
+        } else {
+            try FileManager.default.createSymbolicLink(atPath: shard, withDestinationPath: shard + ".real")
+        }
+        #expect(cache.containsImage(at: testURL(1)))  // from the index, before any read
+        #expect(cache.image(for: testURL(1)) == nil)
+        #expect(!cache.containsImage(at: testURL(1)))
+        #expect {
+            try cache.store(TestImages.png(), for: testURL(1))
+        } throws: { error in
+            (error as? DiskCacheError)?.path == shard
+        }
+        #expect(!cache.containsImage(at: testURL(1)))
+    }
+
+    /// Issue 6, tester's fault 4: an empty folder that cannot be written opens as an empty cache
+    /// (nothing needs writing to answer "is it cached?"); a store fails naming what it could not write.
+    @Test(.enabled(if: runsAsRoot, "needs root for chattr +i"))
+    func anEmptyImmutableFolderOpensAsAnEmptyCacheAndStoresFailNamingIt() throws {
+        let parent = TemporaryFolder()
+        let path = parent.file("cache")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try system("/usr/bin/chattr", ["+i", path])
+        defer { try? system("/usr/bin/chattr", ["-i", path]) }
+        let cache = try DiskCache(folder: path)
+        #expect(cache.statistics.count == 0)
+        #expect(!cache.containsImage(at: testURL(1)))
+        #expect(cache.image(for: testURL(1)) == nil)
+        #expect(cache.entries().isEmpty)
+        #expect(cache.removeAll().failures.isEmpty)
+        #expect(cache.counters.writeFailures == 0)
+        #expect {
+            try cache.store(TestImages.png(), for: testURL(1))
+        } throws: { error in
+            (error as? DiskCacheError)?.path == parentPath(cache.entryPath(for: testURL(1)))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path).isEmpty)
     }
 
     @Test func aFileWhereTheCacheFolderShouldBeIsAnErrorNamingIt() throws {

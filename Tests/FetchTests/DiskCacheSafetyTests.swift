@@ -101,12 +101,57 @@ struct DiskCacheSafetyTests {
         let parent = TemporaryFolder()
         _ = try DiskCache(folder: parent.file("new/cache"))
         #expect(FileManager.default.fileExists(atPath: parent.file("new/cache/.imgpolicy-cache")))
+        // An earlier version's cache: entries in their shards, temporaries in tmp/, its journal.
         let legacy = TemporaryFolder()
-        try legacy.write("x", to: "ab/ignored")
-        try FileManager.default.createDirectory(atPath: legacy.file("tmp"), withIntermediateDirectories: true)
-        _ = try DiskCache(folder: legacy.path)
+        _ = try DiskCache(folder: legacy.path).store(TestImages.png(), for: testURL(1))
+        try FileManager.default.removeItem(atPath: legacy.file(".imgpolicy-cache"))
+        try legacy.write("half", to: "tmp/entry-abc123")
+        let cache = try DiskCache(folder: legacy.path)
         #expect(FileManager.default.fileExists(atPath: legacy.file(".imgpolicy-cache")))
-        #expect(try legacy.read("ab/ignored") == "x")  // not an entry's name: left alone
+        #expect(cache.image(for: testURL(1)) == TestImages.png())
+    }
+
+    /// Issue 6, tester's fault 1: a folder is adopted as an earlier cache only on strong evidence.
+    @Test(arguments: ["journal-only", "locale-folders", "foreign-name-in-shard", "foreign-name-in-tmp", "journal-without-entries"])
+    func aFolderWithoutStrongEvidenceOfACacheIsRefusedAndUntouched(_ layout: String) throws {
+        let home = TemporaryFolder()
+        let entryName = "ab34567890abcdef1234567890abcdef"
+        let journalMagic = "IMGPOLICY-JOURNAL-2\n"
+        switch layout {
+        case "journal-only":
+            try home.write("Dear diary", to: "journal")
+        case "locale-folders":
+            for locale in ["de", "ca", "be"] {
+                try FileManager.default.createDirectory(atPath: home.file(locale), withIntermediateDirectories: true)
+            }
+        case "foreign-name-in-shard":
+            try home.write("entry", to: "ab/" + entryName)
+            try home.write("mine", to: "ab/notes")
+        case "foreign-name-in-tmp":
+            try home.write("entry", to: "ab/" + entryName)
+            try home.write("mine", to: "tmp/report.txt")
+        default:
+            try home.write(journalMagic, to: "journal")
+            try FileManager.default.createDirectory(atPath: home.file("tmp"), withIntermediateDirectories: true)
+        }
+        let before = try snapshot(of: home)
+        #expect {
+            try DiskCache(folder: home.path)
+        } throws: { error in
+            (error as? DiskCacheError)?.code == .notACache && (error as? DiskCacheError)?.path == home.path
+        }
+        #expect(try snapshot(of: home) == before)
+    }
+
+    /// Every path under `folder` with its content (folders as "/").
+    private func snapshot(of folder: TemporaryFolder) throws -> [String: String] {
+        var result: [String: String] = [:]
+        for name in try FileManager.default.subpathsOfDirectory(atPath: folder.path) {
+            var isFolder: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: folder.file(name), isDirectory: &isFolder)
+            result[name] = isFolder.boolValue ? "/" : try folder.read(name)
+        }
+        return result
     }
 
     @Test func manyFirstOpensOfOneNewFolderAtOnceAllSucceed() throws {

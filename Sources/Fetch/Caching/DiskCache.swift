@@ -19,7 +19,9 @@ import Darwin
 ///
 /// - **Its own files only.** A folder is a cache when it holds the marker `.imgpolicy-cache`
 ///   (written when an empty or new folder is opened; a non-empty folder without it is refused with
-///   `.notACache`). Inside it the cache reads and removes only names of its layout
+///   `.notACache` and left untouched, unless it holds strong evidence of an earlier version's
+///   cache: see `DiskCacheFolder.claim()`). An empty folder where the marker cannot be written
+///   (immutable, full disk) is an empty cache that is only read: answering needs no write. Inside it the cache reads and removes only names of its layout
 ///   (`DiskCacheFolder`), regular files, reached relative to the folder without following a
 ///   symbolic link; a FIFO or device under an entry's name is removed unopened and is a miss.
 /// - **Entries.** File names are a 128-bit hash of the URL in 256 shards; each entry holds its
@@ -81,6 +83,9 @@ public final class DiskCache: CacheInspecting {
     }
 
     private let layout: DiskCacheFolder
+    // The folder was empty and the marker could not be written: an empty cache, only read (its
+    // journal is neither created nor rebuilt; stores are tried and fail naming what they could not write).
+    private let readOnly: Bool
     private let journal: DiskCacheJournal
     private let logger: Logger
     // Guards the index (what the folder holds, sizes, access order).
@@ -103,16 +108,23 @@ public final class DiskCache: CacheInspecting {
     ///   - fileMode: the mode of the files created (default 0600: only the user reads the cache).
     ///   - logger: evictions, damaged entries removed, failed writes and removals.
     /// - Throws: `.openFailed` when the folder cannot be created or read; `.notACache` when it is
-    ///   not empty and has no cache marker (nothing in it is read or removed then).
+    ///   not empty and has no cache marker (nothing in it is read or removed then). An empty folder
+    ///   that cannot be written is no error: it opens as an empty cache, only read.
     public init(folder: String, capacity: Int = 512 << 20, largestEntry: Int? = nil, fileMode: UInt32 = 0o600,
                 logger: Logger = Logger(label: "imgpolicy", factory: { _ in SwiftLogNoOpLogHandler() })) throws(DiskCacheError) {
         layout = try DiskCacheFolder(path: folder, fileMode: mode_t(fileMode & 0o7777))
+        let unwritable = try layout.claim()
+        readOnly = unwritable != nil
         self.folder = layout.path
         self.capacity = max(0, capacity)
         self.largestEntry = min(max(0, largestEntry ?? capacity), max(0, capacity))
         self.fileMode = fileMode & 0o7777
         self.logger = logger
         journal = DiskCacheJournal(folder: layout)
+        if let unwritable {
+            logger.info("disk cache: the folder is empty and cannot be written: used as an empty cache", metadata: ["path": "\(unwritable.path)", "error": "\(unwritable.message)"])
+            return
+        }
         switch layout.openSubfolder(DiskCacheFolder.temporaryFolderName, create: true) {
         case .success(let fd): close(fd)
         case .failure(let error): logger.warning("disk cache: \(error.path): \(error.message)")
@@ -153,7 +165,14 @@ public final class DiskCache: CacheInspecting {
             forget(key)
             return nil
         case .failed(let error):
+            // Not repairable by removal (a symbolic link or a file where the shard should be, no
+            // permission): out of this process's index, so that it is no longer taken as cached
+            // and the caller loads it again (its store then reports why it cannot be written).
+            // Not journaled: the file may still be there, readable by others. The journal is read
+            // first, so that no record read later (this process's own store) brings it back.
             logger.warning("disk cache: cannot read an entry", metadata: ["path": "\(error.path)", "error": "\(error.message)"])
+            refresh()
+            index.withLock { _ = $0.remove(key) }
             return nil
         case .notRegular(let kind, let removal):
             count { $0.damagedRemoved += 1 }
@@ -193,7 +212,9 @@ public final class DiskCache: CacheInspecting {
     /// `counters.oversizedSkipped`).
     /// - Throws: `DiskCacheError` naming the path when the file cannot be written (full disk,
     ///   immutable or missing folder, a file where `tmp/` or a shard should be), `.tooLarge` for a
-    ///   URL longer than 1 MiB; the cache is unchanged then. Failures are also logged and counted.
+    ///   URL longer than 1 MiB; the cache is unchanged then. Also when the entry cannot be recorded
+    ///   in the journal (the error names the journal): the entry file is then removed, so that no
+    ///   entry is on disk that the index does not show. Failures are also logged and counted.
     public func store(_ bytes: [UInt8], for url: ImageURL) throws(DiskCacheError) {
         let urlBytes = Array(url.absoluteString.utf8)
         guard urlBytes.count <= DiskCacheEntry.largestURL else {
@@ -221,8 +242,14 @@ public final class DiskCache: CacheInspecting {
             index.store(key, size: size)
             return evictionVictims(&index, keeping: key)
         }
-        record([.init(key: key, size: size, operation: .stored)] + victims.map { .init(key: $0.key, size: 0, operation: .removed) })
+        let failure = record([.init(key: key, size: size, operation: .stored)] + victims.map { .init(key: $0.key, size: 0, operation: .removed) })
         evict(victims)
+        if let failure {
+            // Not indexed: the entry file goes too, so that no entry is on disk that no index shows.
+            index.withLock { _ = $0.remove(key) }
+            if let removal = layout.removeEntry(key) { reportRemovalFailure(removal) }
+            throw DiskCacheError(path: failure.path, message: "\(failure.message) (the entry \(layout.entryPath(key)) is not kept)")
+        }
         compactIfNeeded()
     }
 
@@ -263,6 +290,7 @@ public final class DiskCache: CacheInspecting {
 
     /// Reads what other processes appended to the journal (or the whole of a replaced one).
     private func refresh() {
+        guard !readOnly else { return }
         switch journal.readNew() {
         case .appended(let records):
             guard records.count > 0 else { return }
@@ -288,21 +316,28 @@ public final class DiskCache: CacheInspecting {
     /// damaged or gone), oldest file first, and writes the journal anew.
     @discardableResult
     private func rebuildFromFolder() -> DiskCacheError? {
+        guard !readOnly else {
+            _ = indexFromFolder()
+            return nil
+        }
         do {
-            try journal.rewrite { _ in
-                let scan = layout.scanEntries()
-                for problem in scan.problems {
-                    logger.warning("disk cache: skipped", metadata: ["path": "\(problem.path)", "error": "\(problem.message)"])
-                }
-                let fresh = DiskCacheIndex(compacting: scan.entries.sorted { $0.modified < $1.modified }.map { ($0.key, $0.size) })
-                index.withLock { $0 = fresh }
-                return fresh
-            }
+            try journal.rewrite { _ in indexFromFolder() }
             return nil
         } catch {
             count { $0.writeFailures += 1 }
             return error
         }
+    }
+
+    /// Lists the folder into the index (oldest file first) and returns it.
+    private func indexFromFolder() -> DiskCacheIndex {
+        let scan = layout.scanEntries()
+        for problem in scan.problems {
+            logger.warning("disk cache: skipped", metadata: ["path": "\(problem.path)", "error": "\(problem.message)"])
+        }
+        let fresh = DiskCacheIndex(compacting: scan.entries.sorted { $0.modified < $1.modified }.map { ($0.key, $0.size) })
+        index.withLock { $0 = fresh }
+        return fresh
     }
 
     /// Rewrites the journal (the index's table, records of use as ranks) when more than 4,096
@@ -369,12 +404,14 @@ public final class DiskCache: CacheInspecting {
         if known || journaled { record([.init(key: key, size: 0, operation: .removed)]) }
     }
 
-    /// Appends to the journal; a failure is logged and counted (the entry files stay right: the
-    /// journal is then behind until it is rebuilt or compacted).
-    private func record(_ records: [DiskCacheJournal.Record]) {
-        guard let failure = journal.append(records) else { return }
+    /// Appends to the journal; a failure is logged, counted and returned (the entry files stay
+    /// right: the journal is then behind until it is rebuilt or compacted).
+    @discardableResult
+    private func record(_ records: [DiskCacheJournal.Record]) -> SystemError? {
+        guard let failure = journal.append(records) else { return nil }
         count { $0.writeFailures += 1 }
         logger.error("disk cache: cannot write the journal", metadata: ["path": "\(failure.path)", "error": "\(failure.message)"])
+        return failure
     }
 
     private func reportRemovalFailure(_ failure: SystemError) {

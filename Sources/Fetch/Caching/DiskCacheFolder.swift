@@ -34,11 +34,8 @@ final class DiskCacheFolder: Sendable {
 
     var folderMode: mode_t { fileMode | ((fileMode & 0o444) >> 2) | 0o700 }
 
-    /// Opens (creating it and its parents if needed) the cache folder at `path`.
-    ///
-    /// A new or empty folder gets the marker. A folder with the marker is a cache. A folder whose
-    /// every name is one a cache of an earlier version used (two-hex-digit shards, `tmp`) is
-    /// adopted (the marker is added). Anything else is refused with `.notACache`.
+    /// Opens (creating it and its parents if needed) the cache folder at `path`; `claim()` then
+    /// checks that it is a cache.
     init(path: String, fileMode: mode_t) throws(DiskCacheError) {
         self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.fileMode = fileMode & 0o7777
@@ -48,7 +45,6 @@ final class DiskCacheFolder: Sendable {
             throw DiskCacheError(path: self.path, message: "cannot open the cache folder: \(errnoText())", code: .openFailed)
         }
         self.descriptor = descriptor
-        try checkMarker()
     }
 
     deinit { close(descriptor) }
@@ -98,33 +94,88 @@ final class DiskCacheFolder: Sendable {
 
     // MARK: - Marker
 
-    private func checkMarker() throws(DiskCacheError) {
+    /// Checks that the folder is a cache. A folder with the marker is one. A new or empty folder
+    /// gets the marker; when it cannot be written there (an immutable folder, a full disk), the
+    /// failure is returned: the folder is then an empty cache this process only reads. A folder
+    /// holding strong evidence of an earlier version's cache is adopted (the marker is added).
+    /// Anything else is refused with `.notACache`, untouched.
+    func claim() throws(DiskCacheError) -> DiskCacheError? {
         var info = stat()
         if fstatat(descriptor, Self.markerName, &info, AT_SYMLINK_NOFOLLOW) == 0 {
             guard Self.isRegular(info) else {
                 throw DiskCacheError(path: path + "/" + Self.markerName, message: "the cache marker is not a regular file: not a cache folder; nothing in it is read or removed", code: .notACache)
             }
-            return
+            return nil
         }
         guard let names = Self.names(in: descriptor) else {
             throw DiskCacheError(path: path, message: "cannot read the cache folder: \(errnoText())", code: .openFailed)
         }
-        let adoptable = names.allSatisfy { name in
-            // Another process opening the same new folder at this moment may be writing the
-            // marker (its temporary) or the journal: those names are a cache's too.
-            let isFile = name == Self.journalName || name.hasPrefix(Self.markerName + ".new-")
-            guard Self.isShardName(name) || name == Self.temporaryFolderName || isFile else { return false }
-            var info = stat()
-            // A name gone since the listing (a temporary renamed) proves nothing against the folder.
-            guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return errno == ENOENT }
-            return isFile ? Self.isRegular(info) : Self.isFolder(info)
-        }
+        let adoptable = isEmptyOrEarlierCache(names)
         // The marker may have appeared since it was looked for (another process's first open).
-        if !adoptable, fstatat(descriptor, Self.markerName, &info, AT_SYMLINK_NOFOLLOW) == 0, Self.isRegular(info) { return }
+        if !adoptable, fstatat(descriptor, Self.markerName, &info, AT_SYMLINK_NOFOLLOW) == 0, Self.isRegular(info) { return nil }
         guard adoptable else {
             throw DiskCacheError(path: path, message: "not a cache folder (not empty, and no \(Self.markerName) marker): nothing in it is read or removed; choose an empty or new folder", code: .notACache)
         }
-        try writeWhole(Self.markerText, name: Self.markerName)
+        do {
+            try writeWhole(Self.markerText, name: Self.markerName)
+        } catch where names.isEmpty {
+            return error
+        }
+        return nil
+    }
+
+    /// Whether a folder without the marker may be taken as a cache: it is empty, or it holds
+    /// strong evidence of an earlier version's cache and nothing else. Every name is a shard, `tmp`
+    /// or `journal`; the journal starts with the journal's magic; every name in a shard is an entry
+    /// name of that shard and every name in `tmp/` a temporary's; and at least one entry exists.
+    /// Another process's first open may be writing the marker meanwhile (its temporaries are
+    /// ignored), and a name gone since the listing proves nothing either way.
+    private func isEmptyOrEarlierCache(_ names: [String]) -> Bool {
+        var entries = 0
+        for name in names {
+            var info = stat()
+            guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+                if errno == ENOENT { continue }
+                return false
+            }
+            if name.hasPrefix(Self.markerName + ".new-") {
+                guard Self.isRegular(info) else { return false }
+            } else if name == Self.journalName {
+                guard Self.isRegular(info), startsWithJournalMagic() else { return false }
+            } else if name == Self.temporaryFolderName {
+                guard Self.isFolder(info), let inside = namesInSubfolder(name) else { return false }
+                guard inside.allSatisfy(Self.isTemporaryName) else { return false }
+            } else if Self.isShardName(name) {
+                guard Self.isFolder(info), let inside = namesInSubfolder(name) else { return false }
+                guard inside.allSatisfy({ $0.hasPrefix(name) && Hash128(hex: $0)?.description == $0 }) else { return false }
+                entries += inside.count
+            } else {
+                return false
+            }
+        }
+        let onlyMarkerTemporaries = names.allSatisfy { $0.hasPrefix(Self.markerName + ".new-") }
+        return onlyMarkerTemporaries || entries > 0
+    }
+
+    /// The names in the subfolder `name` (never through a symbolic link), or nil.
+    private func namesInSubfolder(_ name: String) -> [String]? {
+        guard case .success(let fd) = openSubfolder(name, create: false) else { return nil }
+        defer { close(fd) }
+        return Self.names(in: fd)
+    }
+
+    /// Whether the file `journal` starts with the journal's own magic (never blocks: opened
+    /// non-blocking, checked regular).
+    private func startsWithJournalMagic() -> Bool {
+        let fd = openat(descriptor, Self.journalName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, Self.isRegular(info) else { return false }
+        let magic = DiskCacheJournal.magic
+        var bytes = [UInt8](repeating: 0, count: magic.count)
+        let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, magic.count, 0) }
+        return count == magic.count && bytes == magic
     }
 
     /// Writes `bytes` to `name` in the folder through a temporary file and a rename.

@@ -55,7 +55,7 @@ final class DiskCacheJournal: Sendable {
     }
 
     static let recordSize = 32
-    private static let magic: [UInt8] = Array("IMGPOLICY-JOURNAL-2\n".utf8)
+    static let magic: [UInt8] = Array("IMGPOLICY-JOURNAL-2\n".utf8)
     /// The largest table (2 million slots, 64 MiB).
     static let largestTable = 1 << 21
 
@@ -120,6 +120,8 @@ final class DiskCacheJournal: Sendable {
         var readOffset = 0
         /// Records after the table (an estimate between rewrites).
         var records = 0
+        /// Why the file could not be opened for writing (0: it could), when it was opened to read only.
+        var readOnlyErrno: Int32 = 0
     }
 
     private let folder: DiskCacheFolder
@@ -228,6 +230,7 @@ final class DiskCacheJournal: Sendable {
         if fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS) {
             // Not writable here (another user's cache, an immutable file, a read-only disk): read
             // it all the same; appends fail and are reported.
+            state.readOnlyErrno = errno
             fd = openat(folder.descriptor, DiskCacheFolder.journalName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         }
         guard fd >= 0, fstat(fd, &info) == 0, DiskCacheFolder.isRegular(info) else {
@@ -312,6 +315,7 @@ final class DiskCacheJournal: Sendable {
                     close(state.fd)
                     state.fd = openat(folder.descriptor, DiskCacheFolder.journalName, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
                     state.readOffset = -1  // read whole next time
+                    state.readOnlyErrno = 0
                     if state.fd >= 0, fstat(state.fd, &info) == 0, DiskCacheFolder.isRegular(info) {
                         state.device = UInt64(info.st_dev)
                         state.inode = UInt64(info.st_ino)
@@ -322,6 +326,7 @@ final class DiskCacheJournal: Sendable {
                     continue
                 }
                 defer { flock(state.fd, LOCK_UN) }
+                guard state.readOnlyErrno == 0 else { return SystemError(path: path, errno: state.readOnlyErrno, action: "cannot append to the journal") }
                 // A record torn by a crash leaves the file unaligned: pad to the next record.
                 let remainder = Int(info.st_size) % Self.recordSize
                 let padding = remainder == 0 ? [] : [UInt8](repeating: 0, count: Self.recordSize - remainder)
@@ -394,6 +399,7 @@ final class DiskCacheJournal: Sendable {
             locked = false
             close(oldFD)
             state.fd = newFD
+            state.readOnlyErrno = 0
             state.device = UInt64(info.st_dev)
             state.inode = UInt64(info.st_ino)
             state.readOffset = bytes.count
