@@ -110,6 +110,27 @@ struct SettingsStoreTests {
         #expect(FileSettingsStore.defaultPath(environment: ["XDG_CONFIG_HOME": "relative", "HOME": "/home/u"]) == "/home/u/.config/imgpolicy/settings.json")
     }
 
+    /// Stores opened through two links and the file itself share one lock (next to the file).
+    @Test func storesThroughLinksShareOneLock() async throws {
+        let folder = TemporaryFolder()
+        let real = try folder.write("{}", to: "real/settings.json")
+        try folder.link("l1.json", to: real)
+        try folder.link("links/l2.json", to: "../real/settings.json")
+        let paths = [folder.file("l1.json"), folder.file("links/l2.json"), real]
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (worker, path) in paths.enumerated() {
+                group.addTask {
+                    for index in 0..<30 { try FileSettingsStore(path: path).set(.integer(index), forKey: "w\(worker)-\(index)") }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try FileSettingsStore(path: real).storedValues().count == 90)
+        #expect(try folder.list("real") == ["settings.json", "settings.json.lock"])
+        #expect(try folder.list() == ["l1.json", "links", "real"])
+        #expect(try folder.list("links") == ["l2.json"])
+    }
+
     @Test func manyThreadsSettingDifferentKeysLoseNothing() async throws {
         let folder = TemporaryFolder()
         let path = folder.file("settings.json")

@@ -11,10 +11,11 @@ import Locking
 /// processes.
 ///
 /// - Reads parse the file once and reuse it until the file changes (checked with one `stat`).
-/// - Writes take an exclusive lock (`flock` on `<path>.lock`), read the file afresh, change the
-///   one key and replace the file atomically (temporary file, `fsync`, `rename`). Two processes
-///   setting different keys at the same moment both keep their update, and keys the SDK does not
-///   know are kept as they were.
+/// - Writes take an exclusive lock (`flock` on `<file>.lock`, next to the real file: every path
+///   to one file, through any symbolic links, takes the same lock), read the file afresh, change
+///   the one key and replace the file atomically (temporary file, `fsync`, `rename`). Two
+///   processes setting different keys at the same moment both keep their update, whichever path
+///   each uses, and keys the SDK does not know are kept as they were.
 /// - A file that is not valid JSON, or not an object, is an error on every read and write, and is
 ///   never overwritten: the user's file is theirs to fix.
 /// - A missing file is an empty store; the first write creates it and its folders.
@@ -127,7 +128,7 @@ public final class FileSettingsStore: SettingsStore {
 
     private func update(_ change: (inout [(key: String, value: JSONValue)]) -> Void) throws(DataFileError) {
         try AtomicFileWriter.makeFolders(AtomicFileWriter.parentFolder(of: path), for: path)
-        let lockFD = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let lockFD = open(lockPath(), O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard lockFD >= 0 else {
             throw DataFileError(.writeFailed, source: path, message: "cannot open the lock file: \(errnoText(errno).lowercased())")
         }
@@ -145,6 +146,23 @@ public final class FileSettingsStore: SettingsStore {
         try AtomicFileWriter.write(Array(text.utf8), to: path)
         let snapshot = Snapshot(identity: FileIdentity(path: path), members: members)
         state.withLock { $0.snapshot = snapshot }
+    }
+
+    /// The lock file for the real file behind `path`: `realpath` of the file, or of its folder
+    /// when the file does not exist yet, plus `.lock`; so that every link to one file shares it.
+    private func lockPath() -> String {
+        if let real = canonical(path) { return real + ".lock" }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        if let folder = canonical(AtomicFileWriter.parentFolder(of: path)) {
+            return (folder == "/" ? "" : folder) + "/" + name + ".lock"
+        }
+        return path + ".lock"
+    }
+
+    private func canonical(_ path: String) -> String? {
+        guard let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real)
     }
 }
 
