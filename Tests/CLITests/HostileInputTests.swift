@@ -101,6 +101,26 @@ struct HostileInputTests {
         }
     }
 
+    /// `settings set` on a path it refuses (a device, a FIFO, a link to nothing) creates nothing:
+    /// no `.lock` next to it (with `--settings /dev/null` that would be `/dev/null.lock`).
+    @Test func aRefusedSettingsPathCreatesNoLockFile() async throws {
+        let fifoPath = try fifo("refused/fifo.json")
+        try cli.home.link("refused/dangling.json", to: cli.home.file("refused/missing.json"))
+        var cases = [(fifoPath, Int32(66)), (cli.home.file("refused/dangling.json"), 74)]
+        if let device = try nullDevice("refused/mydev") {
+            cases.append((device, 66))
+        } else {
+            Issue.record("skipped the device case: mknod needs root (CI runs as root)")
+        }
+        for (path, status) in cases {
+            let result = try await cli.run(["settings", "set", "a", "true", "--settings", path])
+            #expect(result.status == status, "\(path): \(result.stderr)")
+        }
+        let left = try cli.home.list("refused")
+        #expect(left.allSatisfy { !$0.hasSuffix(".lock") }, "\(left)")
+        #expect(left.count == cases.count, "\(left)")
+    }
+
     @Test func standardInputStillReadsAPipe() async throws {
         let result = try await cli.run(["--network", "wifi", "--item", "-"], stdin: #"[{"id": "p", "original": "https://a.example/o"}]"#)
         #expect(result.status == 0, "\(result.stderr)")

@@ -110,6 +110,21 @@ struct SettingsStoreTests {
         #expect(FileSettingsStore.defaultPath(environment: ["XDG_CONFIG_HOME": "relative", "HOME": "/home/u"]) == "/home/u/.config/imgpolicy/settings.json")
     }
 
+    /// A path that can never be written is refused before anything is created: no lock file.
+    @Test func aRefusedPathCreatesNoLockFile() throws {
+        let folder = TemporaryFolder()
+        try #require(mkfifo(folder.file("fifo.json"), 0o644) == 0)
+        try folder.link("dangling.json", to: folder.file("missing/target.json"))
+        try FileManager.default.createDirectory(atPath: folder.file("dir.json"), withIntermediateDirectories: false)
+        for (name, code) in [("fifo.json", DataFileError.Code.unreadable), ("dangling.json", .writeFailed), ("dir.json", .unreadable)] {
+            let store = FileSettingsStore(path: folder.file(name))
+            #expect { try store.set(.bool(true), forKey: "a") } throws: { error in
+                (error as? DataFileError)?.code == code
+            }
+        }
+        #expect(try folder.list() == ["dangling.json", "dir.json", "fifo.json"])
+    }
+
     /// Stores opened through two links and the file itself share one lock (next to the file).
     @Test func storesThroughLinksShareOneLock() async throws {
         let folder = TemporaryFolder()

@@ -16,6 +16,8 @@ import Locking
 ///   the one key and replace the file atomically (temporary file, `fsync`, `rename`). Two
 ///   processes setting different keys at the same moment both keep their update, whichever path
 ///   each uses, and keys the SDK does not know are kept as they were.
+/// - A path that can never be written (a FIFO, device, socket or folder, or a symbolic link to
+///   nothing) is refused before anything is created: no lock file, no folder.
 /// - A file that is not valid JSON, or not an object, is an error on every read and write, and is
 ///   never overwritten: the user's file is theirs to fix.
 /// - A missing file is an empty store; the first write creates it and its folders.
@@ -127,6 +129,7 @@ public final class FileSettingsStore: SettingsStore {
     // MARK: - Writing
 
     private func update(_ change: (inout [(key: String, value: JSONValue)]) -> Void) throws(DataFileError) {
+        try refuseUnwritablePath()
         try AtomicFileWriter.makeFolders(AtomicFileWriter.parentFolder(of: path), for: path)
         let lockFD = open(lockPath(), O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard lockFD >= 0 else {
@@ -146,6 +149,21 @@ public final class FileSettingsStore: SettingsStore {
         try AtomicFileWriter.write(Array(text.utf8), to: path)
         let snapshot = Snapshot(identity: FileIdentity(path: path), members: members)
         state.withLock { $0.snapshot = snapshot }
+    }
+
+    /// Refuses, before any lock file or folder is created, a path whose file could never be
+    /// replaced: a link to nothing, or anything but a regular file (as a read would).
+    private func refuseUnwritablePath() throws(DataFileError) {
+        // Missing (or not examinable: the error comes with the write): a new file.
+        guard let kind = FileKind(path: path, followingLinks: false) else { return }
+        let target = kind == .symbolicLink ? FileKind(path: path, followingLinks: true) : kind
+        guard let target else {
+            throw DataFileError(.writeFailed, source: path,
+                                message: "is a symbolic link to a missing file (\(errnoText(errno).lowercased())); refusing to replace the link")
+        }
+        guard target == .regular else {
+            throw DataFileError(.unreadable, source: path, message: "is \(target.article), not a regular file")
+        }
     }
 
     /// The lock file for the real file behind `path`: `realpath` of the file, or of its folder
