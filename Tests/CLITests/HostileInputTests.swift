@@ -121,6 +121,64 @@ struct HostileInputTests {
         #expect(left.count == cases.count, "\(left)")
     }
 
+    // MARK: - No usable HOME
+
+    /// An item whose image the local server has.
+    func serverItem() throws -> String {
+        try cli.home.write(#"{"id": "x", "original": "\#(server.url("/o.png"))"}"#, to: "item.json")
+    }
+
+    /// HOME that does not exist (Debian's service users have `/nonexistent`), with empty XDG
+    /// variables: commands that need the default cache or settings fail in one clear line (74),
+    /// create nothing, and a plain decision still works.
+    @Test func aMissingHomeIsNeverCreated() async throws {
+        let item = try serverItem()
+        let home = cli.home.file("nonexistent")
+        let environment = ["HOME": home, "XDG_CACHE_HOME": "", "XDG_CONFIG_HOME": ""]
+        let fetch = try await cli.run(["--network", "wifi", "--item", item, "--fetch"], environment: environment)
+        #expect(fetch.status == 74, "\(fetch.stderr)")
+        #expect(fetch.stderr.hasPrefix("imgpolicy: ") && fetch.stderr.contains("pass --cache-dir DIR or set HOME"), "\(fetch.stderr)")
+        #expect(fetch.stderr.split(separator: "\n").count == 1)
+        #expect(server.totalHits == 0)
+        let set = try await cli.run(["settings", "set", "a", "true"], environment: environment)
+        #expect(set.status == 74, "\(set.stderr)")
+        #expect(set.stderr.contains("pass --settings FILE or set HOME"), "\(set.stderr)")
+        let plain = try await cli.run(["--network", "wifi", "--item", item], environment: environment)
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.stdout.hasPrefix("x: load original"))
+        #expect(try await cli.run(["settings", "list"], environment: environment).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: home))
+        // --cache-dir and --settings still work without a HOME.
+        let explicit = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir], environment: environment)
+        #expect(explicit.status == 0, "\(explicit.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home))
+    }
+
+    /// HOME unset: nothing is created in the current directory (`./.cache`, `./.config`).
+    @Test func anUnsetHomeCreatesNothingInTheCurrentDirectory() async throws {
+        let item = try serverItem()
+        let workingDirectory = cli.home.file("cwd")
+        try FileManager.default.createDirectory(atPath: workingDirectory, withIntermediateDirectories: false)
+        func run(_ arguments: [String]) async throws -> CLIRunner.Result {
+            let script = #"unset HOME XDG_CACHE_HOME XDG_CONFIG_HOME; exec "$0" "$@""#
+            let (result, hung) = try await offThePool {
+                try CLIRunner.run("/bin/sh", ["-c", script, PackagePaths.executable] + arguments, environment: [:],
+                                  stdin: nil, workingDirectory: workingDirectory)
+            }
+            #expect(!hung)
+            return result
+        }
+        let fetch = try await run(["--network", "wifi", "--item", item, "--fetch"])
+        #expect(fetch.status == 74, "\(fetch.stderr)")
+        #expect(fetch.stderr.contains("pass --cache-dir DIR or set HOME"), "\(fetch.stderr)")
+        let set = try await run(["settings", "set", "a", "true"])
+        #expect(set.status == 74, "\(set.stderr)")
+        let plain = try await run(["--network", "wifi", "--item", item])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(try cli.home.list("cwd").isEmpty)
+        #expect(server.totalHits == 0)
+    }
+
     @Test func standardInputStillReadsAPipe() async throws {
         let result = try await cli.run(["--network", "wifi", "--item", "-"], stdin: #"[{"id": "p", "original": "https://a.example/o"}]"#)
         #expect(result.status == 0, "\(result.stderr)")

@@ -105,9 +105,28 @@ struct SettingsStoreTests {
     }
 
     @Test func defaultPathFollowsXDG() {
-        #expect(FileSettingsStore.defaultPath(environment: ["XDG_CONFIG_HOME": "/x/cfg", "HOME": "/home/u"]) == "/x/cfg/imgpolicy/settings.json")
-        #expect(FileSettingsStore.defaultPath(environment: ["HOME": "/home/u"]) == "/home/u/.config/imgpolicy/settings.json")
-        #expect(FileSettingsStore.defaultPath(environment: ["XDG_CONFIG_HOME": "relative", "HOME": "/home/u"]) == "/home/u/.config/imgpolicy/settings.json")
+        let home = TemporaryFolder()
+        #expect(FileSettingsStore.defaultPath(environment: ["XDG_CONFIG_HOME": "/x/cfg", "HOME": home.path]) == "/x/cfg/imgpolicy/settings.json")
+        #expect(FileSettingsStore.defaultPath(environment: ["HOME": home.path]) == home.path + "/.config/imgpolicy/settings.json")
+        #expect(FileSettingsStore.defaultPath(environment: ["XDG_CONFIG_HOME": "relative", "HOME": home.path]) == home.path + "/.config/imgpolicy/settings.json")
+    }
+
+    /// No default location from a HOME that is unset, empty, relative or missing: never `./.config`,
+    /// never a new home folder. The store there has no values and refuses writes, creating nothing.
+    @Test func noDefaultPathWithoutAnExistingAbsoluteHome() throws {
+        let folder = TemporaryFolder()
+        let missing = folder.file("nonexistent")
+        let notAFolder = try folder.write("x", to: "file")
+        for environment in [[:], ["HOME": ""], ["HOME": "relative"], ["HOME": missing], ["HOME": notAFolder],
+                            ["HOME": missing, "XDG_CONFIG_HOME": ""], ["HOME": missing, "XDG_CONFIG_HOME": "cfg"]] {
+            #expect(FileSettingsStore.defaultPath(environment: environment) == nil, "\(environment)")
+        }
+        let store = FileSettingsStore.atDefaultLocation(environment: ["HOME": missing])
+        #expect(try store.storedValues().isEmpty)
+        #expect { try store.set(.bool(true), forKey: "a") } throws: { error in
+            (error as? DataFileError)?.code == .writeFailed && "\(error)".contains("pass --settings FILE or set HOME")
+        }
+        #expect(try folder.list() == ["file"])
     }
 
     /// A path that can never be written is refused before anything is created: no lock file.

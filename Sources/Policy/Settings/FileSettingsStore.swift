@@ -38,17 +38,34 @@ public final class FileSettingsStore: SettingsStore {
     // Guards the parsed snapshot and the registered defaults.
     private let state = Locked(State())
 
+    // Why there is no file to write (no usable default location); reads are then empty.
+    private let unavailable: String?
+
     /// A store backed by the file at `path`. Nothing is read until a value is asked for.
     public init(path: String) {
         self.path = path
+        unavailable = nil
     }
 
-    /// `$XDG_CONFIG_HOME/imgpolicy/settings.json`, else `~/.config/imgpolicy/settings.json`.
-    public static func defaultPath(environment: [String: String]) -> String {
-        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
-            return config + "/imgpolicy/settings.json"
-        }
-        return (environment["HOME"] ?? ".") + "/.config/imgpolicy/settings.json"
+    private init(unavailableAt path: String, reason: String) {
+        self.path = path
+        unavailable = reason
+    }
+
+    /// `$XDG_CONFIG_HOME/imgpolicy/settings.json` (an absolute path), else
+    /// `$HOME/.config/imgpolicy/settings.json` (`HOME` an existing absolute folder), else nil:
+    /// an unset or missing `HOME` never turns into a relative path or a new home folder.
+    public static func defaultPath(environment: [String: String]) -> String? {
+        UserFolder.base("XDG_CONFIG_HOME", homeSubfolder: ".config", environment: environment)
+            .map { $0 + "/imgpolicy/settings.json" }
+    }
+
+    /// The store at `defaultPath(environment:)`; when there is none, a store with no values whose
+    /// writes fail (`.writeFailed`) saying to pass a settings file or set `HOME`.
+    public static func atDefaultLocation(environment: [String: String]) -> FileSettingsStore {
+        if let path = defaultPath(environment: environment) { return FileSettingsStore(path: path) }
+        return FileSettingsStore(unavailableAt: "~/.config/imgpolicy/settings.json",
+                                 reason: UserFolder.missingMessage("XDG_CONFIG_HOME", what: "settings", option: "--settings FILE"))
     }
 
     /// Where the values live, for messages.
@@ -101,6 +118,7 @@ public final class FileSettingsStore: SettingsStore {
     // MARK: - Reading
 
     private func currentMembers() throws(DataFileError) -> [(key: String, value: JSONValue)] {
+        if unavailable != nil { return [] }
         let identity = FileIdentity(path: path)
         if let cached = state.withLock({ $0.snapshot }), cached.identity == identity, identity != nil {
             return cached.members
@@ -129,6 +147,7 @@ public final class FileSettingsStore: SettingsStore {
     // MARK: - Writing
 
     private func update(_ change: (inout [(key: String, value: JSONValue)]) -> Void) throws(DataFileError) {
+        if let unavailable { throw DataFileError(.writeFailed, source: path, message: unavailable) }
         try refuseUnwritablePath()
         try AtomicFileWriter.makeFolders(AtomicFileWriter.parentFolder(of: path), for: path)
         let lockFD = open(lockPath(), O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
