@@ -283,6 +283,15 @@ struct HostileInputTests {
         #expect(explained.stdout.contains(#"a\u{1B}]0;pwned\u{7}\u{1B}[2J\u{A}fake: load: policy default, "#))
     }
 
+    /// Line and paragraph separators and the bidi marks break or reorder a line like the controls.
+    @Test func separatorsAndBidiMarksFromAnItemFileAreEscaped() async throws {
+        let item = try cli.home.write(#"{"id": "a\u2028b\u2029c\u200ed\u200fe\u061cf\u2066g", "original": "https://a.example/o"}"#, to: "item.json")
+        let result = try await cli.run(["--network", "wifi", "--item", item])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix(#"a\u{2028}b\u{2029}c\u{200E}d\u{200F}e\u{61C}f\u{2066}g: load original"#), "\(result.stdout)")
+        #expect(!result.stdout.unicodeScalars.contains { [0x2028, 0x2029, 0x200E, 0x200F, 0x061C, 0x2066].contains($0.value) })
+    }
+
     @Test func controlCharactersFromAPolicyFileAreEscapedInTextAndJSON() async throws {
         let policy = try cli.home.write(#"{"rules": [{"name": "all", "action": "placeholder", "reason": "r\u001b[31mred\nx"}]}"#, to: "p.json")
         let text = try await cli.run(["--network", "wifi", "--item", "examples/item.json", "--policy", policy])
