@@ -7,7 +7,7 @@ let environment = ProcessInfo.processInfo.environment
 // The policy (ImagePolicy.default is built in), the network, the user's settings.
 let policy = try ImagePolicy.load(contentsOf: "policies/low-data.json")
 let reachability = try LinuxReachability()              // or FixedReachability(NetworkState(.wifi))
-let settings = FileSettingsStore(path: FileSettingsStore.defaultPath(environment: environment))
+let settings = FileSettingsStore.atDefaultLocation(environment: environment)   // no usable HOME: no values, writes refused
 // The fetcher: libcurl underneath, a memory cache and a disk cache.
 let transport = CurlTransport(configuration: .standard)
 let pipeline = ImagePipeline(downloader: transport, memory: MemoryCache(capacity: 64 << 20),

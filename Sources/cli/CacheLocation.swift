@@ -2,6 +2,7 @@ import ArgumentParser
 import Fetch
 import Foundation
 import Logging
+import Policy
 
 /// `--cache-dir DIR`, shared by the commands that use the disk cache.
 struct CacheLocation: ParsableArguments {
@@ -9,13 +10,21 @@ struct CacheLocation: ParsableArguments {
             help: ArgumentHelp("The disk cache folder (default: $XDG_CACHE_HOME/imgpolicy, else ~/.cache/imgpolicy).", valueName: "dir"))
     var path: String?
 
-    var folder: String {
-        path ?? DiskCache.defaultFolder(environment: ProcessInfo.processInfo.environment)
+    /// `--cache-dir`, else `$XDG_CACHE_HOME/imgpolicy` (an absolute path), else
+    /// `$HOME/.cache/imgpolicy` (`HOME` an existing absolute folder), else nil: with no usable
+    /// `HOME` nothing is created, neither `HOME` itself nor `./.cache`.
+    var folder: String? {
+        path ?? UserFolder.base("XDG_CACHE_HOME", homeSubfolder: ".cache", environment: ProcessInfo.processInfo.environment)
+            .map { $0 + "/imgpolicy" }
     }
 
     /// Opens the cache, creating its folder. A folder that is not a cache (not empty, no
-    /// `.imgpolicy-cache` marker) or cannot be opened is exit 74, naming it.
+    /// `.imgpolicy-cache` marker) or cannot be opened, or no folder at all (no `--cache-dir` and
+    /// no usable `HOME`), is exit 74, naming it.
     func open(logger: Logger = Logger(label: "imgpolicy", factory: { _ in SwiftLogNoOpLogHandler() })) throws -> DiskCache {
+        guard let folder else {
+            throw CommandFailure(UserFolder.missingMessage("XDG_CACHE_HOME", what: "cache", option: "--cache-dir DIR"), status: .ioError)
+        }
         do {
             return try DiskCache(folder: folder, logger: logger)
         } catch {
@@ -23,10 +32,11 @@ struct CacheLocation: ParsableArguments {
         }
     }
 
-    /// Opens the cache only if its folder exists (a decision should not create folders).
+    /// Opens the cache only if its folder exists (a decision should not create folders); no
+    /// folder at all is no cache.
     func openIfPresent(logger: Logger = Logger(label: "imgpolicy", factory: { _ in SwiftLogNoOpLogHandler() })) throws -> DiskCache? {
         var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else { return nil }
+        guard let folder, FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else { return nil }
         return try open(logger: logger)
     }
 }

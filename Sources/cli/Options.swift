@@ -19,7 +19,7 @@ struct SettingsLocation: ParsableArguments {
 
     /// The store at the chosen path.
     func store() -> FileSettingsStore {
-        FileSettingsStore(path: path ?? FileSettingsStore.defaultPath(environment: ProcessInfo.processInfo.environment))
+        path.map { FileSettingsStore(path: $0) } ?? FileSettingsStore.atDefaultLocation(environment: ProcessInfo.processInfo.environment)
     }
 }
 

@@ -6,9 +6,10 @@
 ///
 /// Escaped: the C0 controls (U+0000–U+001F, including newline and tab, so that each item stays
 /// on one line), DEL (U+007F), the C1 controls (U+0080–U+009F, which some terminals read as CSI
-/// or OSC), and the bidirectional embeddings, overrides and isolates (U+202A–U+202E,
-/// U+2066–U+2069), which reorder what is shown. Each is written as Swift writes it, `\u{1B}`;
-/// everything else, including a backslash, is kept as it is.
+/// or OSC), the line and paragraph separators (U+2028, U+2029), which break a line as a newline
+/// does, and every bidirectional control: the marks (U+200E, U+200F, U+061C), embeddings,
+/// overrides and isolates (U+202A–U+202E, U+2066–U+2069), which reorder what is shown. Each is
+/// written as Swift writes it, `\u{1B}`; everything else, including a backslash, is kept as it is.
 ///
 /// ```swift
 /// TerminalText.escaped("text/html\u{1B}]0;pwned\u{07}")   // "text/html\u{1B}]0;pwned\u{7}" as plain characters
@@ -28,7 +29,7 @@ enum TerminalText {
     /// Whether `scalar` must not reach a terminal as it is.
     static func needsEscaping(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069: return true
+        case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x2028...0x202E, 0x2066...0x2069: return true
         default: return false
         }
     }

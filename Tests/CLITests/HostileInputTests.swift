@@ -101,6 +101,84 @@ struct HostileInputTests {
         }
     }
 
+    /// `settings set` on a path it refuses (a device, a FIFO, a link to nothing) creates nothing:
+    /// no `.lock` next to it (with `--settings /dev/null` that would be `/dev/null.lock`).
+    @Test func aRefusedSettingsPathCreatesNoLockFile() async throws {
+        let fifoPath = try fifo("refused/fifo.json")
+        try cli.home.link("refused/dangling.json", to: cli.home.file("refused/missing.json"))
+        var cases = [(fifoPath, Int32(66)), (cli.home.file("refused/dangling.json"), 74)]
+        if let device = try nullDevice("refused/mydev") {
+            cases.append((device, 66))
+        } else {
+            Issue.record("skipped the device case: mknod needs root (CI runs as root)")
+        }
+        for (path, status) in cases {
+            let result = try await cli.run(["settings", "set", "a", "true", "--settings", path])
+            #expect(result.status == status, "\(path): \(result.stderr)")
+        }
+        let left = try cli.home.list("refused")
+        #expect(left.allSatisfy { !$0.hasSuffix(".lock") }, "\(left)")
+        #expect(left.count == cases.count, "\(left)")
+    }
+
+    // MARK: - No usable HOME
+
+    /// An item whose image the local server has.
+    func serverItem() throws -> String {
+        try cli.home.write(#"{"id": "x", "original": "\#(server.url("/o.png"))"}"#, to: "item.json")
+    }
+
+    /// HOME that does not exist (Debian's service users have `/nonexistent`), with empty XDG
+    /// variables: commands that need the default cache or settings fail in one clear line (74),
+    /// create nothing, and a plain decision still works.
+    @Test func aMissingHomeIsNeverCreated() async throws {
+        let item = try serverItem()
+        let home = cli.home.file("nonexistent")
+        let environment = ["HOME": home, "XDG_CACHE_HOME": "", "XDG_CONFIG_HOME": ""]
+        let fetch = try await cli.run(["--network", "wifi", "--item", item, "--fetch"], environment: environment)
+        #expect(fetch.status == 74, "\(fetch.stderr)")
+        #expect(fetch.stderr.hasPrefix("imgpolicy: ") && fetch.stderr.contains("pass --cache-dir DIR or set HOME"), "\(fetch.stderr)")
+        #expect(fetch.stderr.split(separator: "\n").count == 1)
+        #expect(server.totalHits == 0)
+        let set = try await cli.run(["settings", "set", "a", "true"], environment: environment)
+        #expect(set.status == 74, "\(set.stderr)")
+        #expect(set.stderr.contains("pass --settings FILE or set HOME"), "\(set.stderr)")
+        let plain = try await cli.run(["--network", "wifi", "--item", item], environment: environment)
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.stdout.hasPrefix("x: load original"))
+        #expect(try await cli.run(["settings", "list"], environment: environment).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: home))
+        // --cache-dir and --settings still work without a HOME.
+        let explicit = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir], environment: environment)
+        #expect(explicit.status == 0, "\(explicit.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home))
+    }
+
+    /// HOME unset: nothing is created in the current directory (`./.cache`, `./.config`).
+    @Test func anUnsetHomeCreatesNothingInTheCurrentDirectory() async throws {
+        let item = try serverItem()
+        let workingDirectory = cli.home.file("cwd")
+        try FileManager.default.createDirectory(atPath: workingDirectory, withIntermediateDirectories: false)
+        func run(_ arguments: [String]) async throws -> CLIRunner.Result {
+            let script = #"unset HOME XDG_CACHE_HOME XDG_CONFIG_HOME; exec "$0" "$@""#
+            let (result, hung) = try await offThePool {
+                try CLIRunner.run("/bin/sh", ["-c", script, PackagePaths.executable] + arguments, environment: [:],
+                                  stdin: nil, workingDirectory: workingDirectory)
+            }
+            #expect(!hung)
+            return result
+        }
+        let fetch = try await run(["--network", "wifi", "--item", item, "--fetch"])
+        #expect(fetch.status == 74, "\(fetch.stderr)")
+        #expect(fetch.stderr.contains("pass --cache-dir DIR or set HOME"), "\(fetch.stderr)")
+        let set = try await run(["settings", "set", "a", "true"])
+        #expect(set.status == 74, "\(set.stderr)")
+        let plain = try await run(["--network", "wifi", "--item", item])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(try cli.home.list("cwd").isEmpty)
+        #expect(server.totalHits == 0)
+    }
+
     @Test func standardInputStillReadsAPipe() async throws {
         let result = try await cli.run(["--network", "wifi", "--item", "-"], stdin: #"[{"id": "p", "original": "https://a.example/o"}]"#)
         #expect(result.status == 0, "\(result.stderr)")
@@ -203,6 +281,15 @@ struct HostileInputTests {
         let explained = try await cli.run(["--network", "wifi", "--item", item, "--explain"])
         #expect(!explained.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
         #expect(explained.stdout.contains(#"a\u{1B}]0;pwned\u{7}\u{1B}[2J\u{A}fake: load: policy default, "#))
+    }
+
+    /// Line and paragraph separators and the bidi marks break or reorder a line like the controls.
+    @Test func separatorsAndBidiMarksFromAnItemFileAreEscaped() async throws {
+        let item = try cli.home.write(#"{"id": "a\u2028b\u2029c\u200ed\u200fe\u061cf\u2066g", "original": "https://a.example/o"}"#, to: "item.json")
+        let result = try await cli.run(["--network", "wifi", "--item", item])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix(#"a\u{2028}b\u{2029}c\u{200E}d\u{200F}e\u{61C}f\u{2066}g: load original"#), "\(result.stdout)")
+        #expect(!result.stdout.unicodeScalars.contains { [0x2028, 0x2029, 0x200E, 0x200F, 0x061C, 0x2066].contains($0.value) })
     }
 
     @Test func controlCharactersFromAPolicyFileAreEscapedInTextAndJSON() async throws {

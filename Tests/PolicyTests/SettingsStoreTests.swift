@@ -105,9 +105,64 @@ struct SettingsStoreTests {
     }
 
     @Test func defaultPathFollowsXDG() {
-        #expect(FileSettingsStore.defaultPath(environment: ["XDG_CONFIG_HOME": "/x/cfg", "HOME": "/home/u"]) == "/x/cfg/imgpolicy/settings.json")
-        #expect(FileSettingsStore.defaultPath(environment: ["HOME": "/home/u"]) == "/home/u/.config/imgpolicy/settings.json")
-        #expect(FileSettingsStore.defaultPath(environment: ["XDG_CONFIG_HOME": "relative", "HOME": "/home/u"]) == "/home/u/.config/imgpolicy/settings.json")
+        let home = TemporaryFolder()
+        #expect(FileSettingsStore.defaultPath(environment: ["XDG_CONFIG_HOME": "/x/cfg", "HOME": home.path]) == "/x/cfg/imgpolicy/settings.json")
+        #expect(FileSettingsStore.defaultPath(environment: ["HOME": home.path]) == home.path + "/.config/imgpolicy/settings.json")
+        #expect(FileSettingsStore.defaultPath(environment: ["XDG_CONFIG_HOME": "relative", "HOME": home.path]) == home.path + "/.config/imgpolicy/settings.json")
+    }
+
+    /// No default location from a HOME that is unset, empty, relative or missing: never `./.config`,
+    /// never a new home folder. The store there has no values and refuses writes, creating nothing.
+    @Test func noDefaultPathWithoutAnExistingAbsoluteHome() throws {
+        let folder = TemporaryFolder()
+        let missing = folder.file("nonexistent")
+        let notAFolder = try folder.write("x", to: "file")
+        for environment in [[:], ["HOME": ""], ["HOME": "relative"], ["HOME": missing], ["HOME": notAFolder],
+                            ["HOME": missing, "XDG_CONFIG_HOME": ""], ["HOME": missing, "XDG_CONFIG_HOME": "cfg"]] {
+            #expect(FileSettingsStore.defaultPath(environment: environment) == nil, "\(environment)")
+        }
+        let store = FileSettingsStore.atDefaultLocation(environment: ["HOME": missing])
+        #expect(try store.storedValues().isEmpty)
+        #expect { try store.set(.bool(true), forKey: "a") } throws: { error in
+            (error as? DataFileError)?.code == .writeFailed && "\(error)".contains("pass --settings FILE or set HOME")
+        }
+        #expect(try folder.list() == ["file"])
+    }
+
+    /// A path that can never be written is refused before anything is created: no lock file.
+    @Test func aRefusedPathCreatesNoLockFile() throws {
+        let folder = TemporaryFolder()
+        try #require(mkfifo(folder.file("fifo.json"), 0o644) == 0)
+        try folder.link("dangling.json", to: folder.file("missing/target.json"))
+        try FileManager.default.createDirectory(atPath: folder.file("dir.json"), withIntermediateDirectories: false)
+        for (name, code) in [("fifo.json", DataFileError.Code.unreadable), ("dangling.json", .writeFailed), ("dir.json", .unreadable)] {
+            let store = FileSettingsStore(path: folder.file(name))
+            #expect { try store.set(.bool(true), forKey: "a") } throws: { error in
+                (error as? DataFileError)?.code == code
+            }
+        }
+        #expect(try folder.list() == ["dangling.json", "dir.json", "fifo.json"])
+    }
+
+    /// Stores opened through two links and the file itself share one lock (next to the file).
+    @Test func storesThroughLinksShareOneLock() async throws {
+        let folder = TemporaryFolder()
+        let real = try folder.write("{}", to: "real/settings.json")
+        try folder.link("l1.json", to: real)
+        try folder.link("links/l2.json", to: "../real/settings.json")
+        let paths = [folder.file("l1.json"), folder.file("links/l2.json"), real]
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (worker, path) in paths.enumerated() {
+                group.addTask {
+                    for index in 0..<30 { try FileSettingsStore(path: path).set(.integer(index), forKey: "w\(worker)-\(index)") }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try FileSettingsStore(path: real).storedValues().count == 90)
+        #expect(try folder.list("real") == ["settings.json", "settings.json.lock"])
+        #expect(try folder.list() == ["l1.json", "links", "real"])
+        #expect(try folder.list("links") == ["l2.json"])
     }
 
     @Test func manyThreadsSettingDifferentKeysLoseNothing() async throws {

@@ -11,10 +11,13 @@ import Locking
 /// processes.
 ///
 /// - Reads parse the file once and reuse it until the file changes (checked with one `stat`).
-/// - Writes take an exclusive lock (`flock` on `<path>.lock`), read the file afresh, change the
-///   one key and replace the file atomically (temporary file, `fsync`, `rename`). Two processes
-///   setting different keys at the same moment both keep their update, and keys the SDK does not
-///   know are kept as they were.
+/// - Writes take an exclusive lock (`flock` on `<file>.lock`, next to the real file: every path
+///   to one file, through any symbolic links, takes the same lock), read the file afresh, change
+///   the one key and replace the file atomically (temporary file, `fsync`, `rename`). Two
+///   processes setting different keys at the same moment both keep their update, whichever path
+///   each uses, and keys the SDK does not know are kept as they were.
+/// - A path that can never be written (a FIFO, device, socket or folder, or a symbolic link to
+///   nothing) is refused before anything is created: no lock file, no folder.
 /// - A file that is not valid JSON, or not an object, is an error on every read and write, and is
 ///   never overwritten: the user's file is theirs to fix.
 /// - A missing file is an empty store; the first write creates it and its folders.
@@ -35,17 +38,34 @@ public final class FileSettingsStore: SettingsStore {
     // Guards the parsed snapshot and the registered defaults.
     private let state = Locked(State())
 
+    // Why there is no file to write (no usable default location); reads are then empty.
+    private let unavailable: String?
+
     /// A store backed by the file at `path`. Nothing is read until a value is asked for.
     public init(path: String) {
         self.path = path
+        unavailable = nil
     }
 
-    /// `$XDG_CONFIG_HOME/imgpolicy/settings.json`, else `~/.config/imgpolicy/settings.json`.
-    public static func defaultPath(environment: [String: String]) -> String {
-        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
-            return config + "/imgpolicy/settings.json"
-        }
-        return (environment["HOME"] ?? ".") + "/.config/imgpolicy/settings.json"
+    private init(unavailableAt path: String, reason: String) {
+        self.path = path
+        unavailable = reason
+    }
+
+    /// `$XDG_CONFIG_HOME/imgpolicy/settings.json` (an absolute path), else
+    /// `$HOME/.config/imgpolicy/settings.json` (`HOME` an existing absolute folder), else nil:
+    /// an unset or missing `HOME` never turns into a relative path or a new home folder.
+    public static func defaultPath(environment: [String: String]) -> String? {
+        UserFolder.base("XDG_CONFIG_HOME", homeSubfolder: ".config", environment: environment)
+            .map { $0 + "/imgpolicy/settings.json" }
+    }
+
+    /// The store at `defaultPath(environment:)`; when there is none, a store with no values whose
+    /// writes fail (`.writeFailed`) saying to pass a settings file or set `HOME`.
+    public static func atDefaultLocation(environment: [String: String]) -> FileSettingsStore {
+        if let path = defaultPath(environment: environment) { return FileSettingsStore(path: path) }
+        return FileSettingsStore(unavailableAt: "~/.config/imgpolicy/settings.json",
+                                 reason: UserFolder.missingMessage("XDG_CONFIG_HOME", what: "settings", option: "--settings FILE"))
     }
 
     /// Where the values live, for messages.
@@ -98,6 +118,7 @@ public final class FileSettingsStore: SettingsStore {
     // MARK: - Reading
 
     private func currentMembers() throws(DataFileError) -> [(key: String, value: JSONValue)] {
+        if unavailable != nil { return [] }
         let identity = FileIdentity(path: path)
         if let cached = state.withLock({ $0.snapshot }), cached.identity == identity, identity != nil {
             return cached.members
@@ -126,8 +147,10 @@ public final class FileSettingsStore: SettingsStore {
     // MARK: - Writing
 
     private func update(_ change: (inout [(key: String, value: JSONValue)]) -> Void) throws(DataFileError) {
+        if let unavailable { throw DataFileError(.writeFailed, source: path, message: unavailable) }
+        try refuseUnwritablePath()
         try AtomicFileWriter.makeFolders(AtomicFileWriter.parentFolder(of: path), for: path)
-        let lockFD = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let lockFD = open(lockPath(), O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard lockFD >= 0 else {
             throw DataFileError(.writeFailed, source: path, message: "cannot open the lock file: \(errnoText(errno).lowercased())")
         }
@@ -145,6 +168,38 @@ public final class FileSettingsStore: SettingsStore {
         try AtomicFileWriter.write(Array(text.utf8), to: path)
         let snapshot = Snapshot(identity: FileIdentity(path: path), members: members)
         state.withLock { $0.snapshot = snapshot }
+    }
+
+    /// Refuses, before any lock file or folder is created, a path whose file could never be
+    /// replaced: a link to nothing, or anything but a regular file (as a read would).
+    private func refuseUnwritablePath() throws(DataFileError) {
+        // Missing (or not examinable: the error comes with the write): a new file.
+        guard let kind = FileKind(path: path, followingLinks: false) else { return }
+        let target = kind == .symbolicLink ? FileKind(path: path, followingLinks: true) : kind
+        guard let target else {
+            throw DataFileError(.writeFailed, source: path,
+                                message: "is a symbolic link to a missing file (\(errnoText(errno).lowercased())); refusing to replace the link")
+        }
+        guard target == .regular else {
+            throw DataFileError(.unreadable, source: path, message: "is \(target.article), not a regular file")
+        }
+    }
+
+    /// The lock file for the real file behind `path`: `realpath` of the file, or of its folder
+    /// when the file does not exist yet, plus `.lock`; so that every link to one file shares it.
+    private func lockPath() -> String {
+        if let real = canonical(path) { return real + ".lock" }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        if let folder = canonical(AtomicFileWriter.parentFolder(of: path)) {
+            return (folder == "/" ? "" : folder) + "/" + name + ".lock"
+        }
+        return path + ".lock"
+    }
+
+    private func canonical(_ path: String) -> String? {
+        guard let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real)
     }
 }
 
