@@ -16,7 +16,7 @@ struct Imgpolicy: AsyncParsableCommand {
             than 8 KiB); 66 a file that does not exist, cannot be read, or is not a regular file (a \
             FIFO, device, socket or folder); 69 a download failed (server or network); 74 a local \
             file or the cache could not be written (--output: a FIFO nobody reads, a folder, a \
-            socket or a block device).
+            socket or a block device; no usable HOME for a default location that must be written).
             """,
         version: Version.current,
         subcommands: [Decide.self, SettingsCommand.self, PolicyCommand.self, NetworkCommand.self, CacheCommand.self],

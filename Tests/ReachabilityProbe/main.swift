@@ -118,9 +118,15 @@ case "lifecycle":
         }
         if round % 3 != 2 { await listening.value } else { listening.cancel(); await listening.value }
     }
-    // Dropped providers end their threads on their own: wait for that, a bounded time.
+    // Dropped providers end their threads and close their descriptors on their own: wait for
+    // that state (a leak never reaches it), a bounded time.
     let deadline = ContinuousClock.now + .seconds(10)
-    while loopThreads() > 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+    func settled() -> Bool {
+        let now = Dictionary(leakMembers(), uniquingKeysWith: { first, _ in first })
+        let then = Dictionary(before, uniquingKeysWith: { first, _ in first })
+        return now["loopThreads"] == "0" && now["sockets"] == then["sockets"] && now["eventfds"] == then["eventfds"]
+    }
+    while !settled(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
     emit([("event", quoted("lifecycle"))] + before.map { ("\($0.0)Before", $0.1) } + leakMembers())
 
 default:
