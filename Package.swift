@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "LinuxNetwork", targets: ["LinuxNetwork"]),
         .library(name: "PolicyUserDefaults", targets: ["PolicyUserDefaults"]),
         .library(name: "Fetch", targets: ["Fetch"]),
+        .library(name: "Decoding", targets: ["Decoding"]),
         .executable(name: "imgpolicy", targets: ["cli"]),
     ],
     dependencies: [
@@ -32,6 +33,18 @@ let package = Package(
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         // Loading what the policy decided: libcurl transport, memory and disk caches, slots.
         .target(name: "Fetch", dependencies: ["Policy", "Locking", "CCurl", .product(name: "Logging", package: "swift-log")]),
+        // pixman (Debian's libpixman-1-dev, found through pkg-config): the resampler behind `Decoding`.
+        .systemLibrary(name: "CPixman", pkgConfig: "pixman-1", providers: [.apt(["libpixman-1-dev"])]),
+        // Typed wrappers over the image libraries (Debian's libturbojpeg0-dev, libpng-dev, libwebp-dev,
+        // libgif-dev; installed by scripts/setup.sh). Every setjmp stays in C.
+        .target(
+            name: "CImageCodecs",
+            dependencies: ["CPixman"],
+            linkerSettings: [.linkedLibrary("turbojpeg"), .linkedLibrary("png16"), .linkedLibrary("webp"), .linkedLibrary("gif")]
+        ),
+        // Images at display size: decoding JPEG, PNG, WebP and GIF, downsampling, EXIF orientation,
+        // a pixel cache. Apart from `Fetch`, which keeps building without the image libraries.
+        .target(name: "Decoding", dependencies: ["CImageCodecs", "Locking", .product(name: "Logging", package: "swift-log")]),
         // The settings store over Foundation's UserDefaults, kept apart so that `Policy` does not
         // link the whole of Foundation.
         .target(name: "PolicyUserDefaults", dependencies: ["Policy", "Locking"]),
@@ -66,6 +79,7 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]
         ),
+        .testTarget(name: "DecodingTests", dependencies: ["Decoding", "CImageCodecs", "TestSupport"]),
         // Runs LinuxReachability inside a network namespace (`ip netns exec`) for the tests and the benchmark.
         .executableTarget(name: "reachability-probe", dependencies: ["LinuxNetwork", "Policy"], path: "Tests/ReachabilityProbe"),
         .testTarget(name: "LinuxNetworkTests", dependencies: ["LinuxNetwork", "Policy", "TestSupport", "reachability-probe"]),
