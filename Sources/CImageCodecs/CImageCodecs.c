@@ -286,6 +286,13 @@ static imgc_status gif_frame(GifFileType *gif, int transparent, int width, int h
         copy_message(message, map == NULL ? "no colour map" : "empty frame");
         return IMGC_CORRUPT;
     }
+    // A frame far larger than the screen it is drawn on is a bomb: refuse it before reading rows.
+    if ((long long)desc->Width * desc->Height > 4LL * width * height + 65536) {
+        int error = 0;
+        DGifCloseFile(gif, &error);
+        copy_message(message, "frame much larger than the logical screen");
+        return IMGC_CORRUPT;
+    }
     GifPixelType *line = malloc((size_t)desc->Width);
     if (line == NULL) { int error = 0; DGifCloseFile(gif, &error); return IMGC_NO_MEMORY; }
     static const int starts[4] = {0, 4, 2, 1}, steps[4] = {8, 8, 4, 2};
@@ -295,7 +302,10 @@ static imgc_status gif_frame(GifFileType *gif, int transparent, int width, int h
         for (int row = start; row < desc->Height; row += step) {
             if (DGifGetLine(gif, line, desc->Width) == GIF_ERROR) { free(line); return gif_fail(gif, message); }
             long y = (long)desc->Top + row;
-            if (y >= height) continue;
+            if (y >= height) {
+                if (!desc->Interlace) break;  // the rest is off the screen
+                continue;
+            }
             uint8_t *out = pixels + (size_t)y * stride;
             for (int x = 0; x < desc->Width; x++) {
                 long cx = (long)desc->Left + x;
