@@ -79,7 +79,7 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "DecodingTests", dependencies: ["Decoding", "CImageCodecs", "TestSupport"]),
+        .testTarget(name: "DecodingTests", dependencies: ["Decoding", "CImageCodecs", "Locking", "TestSupport"]),
         // Runs LinuxReachability inside a network namespace (`ip netns exec`) for the tests and the benchmark.
         .executableTarget(name: "reachability-probe", dependencies: ["LinuxNetwork", "Policy"], path: "Tests/ReachabilityProbe"),
         .testTarget(name: "LinuxNetworkTests", dependencies: ["LinuxNetwork", "Policy", "TestSupport", "reachability-probe"]),
