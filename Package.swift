@@ -54,6 +54,7 @@ let package = Package(
             dependencies: [
                 "Policy",
                 "Fetch",
+                "Decoding",
                 .target(name: "LinuxNetwork", condition: .when(platforms: [.linux])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -70,7 +71,7 @@ let package = Package(
         // Helpers shared by the test targets: temporary folders, the package's paths, processes.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "PolicyUserDefaults", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["Policy", "Fetch", "TestSupport", "cli"]),
+        .testTarget(name: "CLITests", dependencies: ["Policy", "Fetch", "Decoding", "TestSupport", "cli"]),
         .testTarget(
             name: "FetchTests",
             dependencies: [
