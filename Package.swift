@@ -11,6 +11,10 @@ let package = Package(
         .library(name: "Fetch", targets: ["Fetch"]),
         .library(name: "Decoding", targets: ["Decoding"]),
         .executable(name: "imgpolicy", targets: ["cli"]),
+        // Test doubles for apps' own tests (as swift-log ships InMemoryLogging): a reachability
+        // provider a test drives; a scripted downloader, a manual clock, a temporary disk cache.
+        .library(name: "PolicyTesting", targets: ["PolicyTesting"]),
+        .library(name: "FetchTesting", targets: ["FetchTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -48,6 +52,10 @@ let package = Package(
         // The settings store over Foundation's UserDefaults, kept apart so that `Policy` does not
         // link the whole of Foundation.
         .target(name: "PolicyUserDefaults", dependencies: ["Policy", "Locking"]),
+        // Test doubles over `Policy` (the settings double, InMemorySettingsStore, is in `Policy` itself).
+        .target(name: "PolicyTesting", dependencies: ["Policy", "Locking"]),
+        // Test doubles over `Fetch`.
+        .target(name: "FetchTesting", dependencies: ["Fetch", "Policy", "PolicyTesting", "Locking", .product(name: "Logging", package: "swift-log")]),
         // The `imgpolicy` command.
         .executableTarget(
             name: "cli",
@@ -84,6 +92,8 @@ let package = Package(
         // Runs LinuxReachability inside a network namespace (`ip netns exec`) for the tests and the benchmark.
         .executableTarget(name: "reachability-probe", dependencies: ["LinuxNetwork", "Policy"], path: "Tests/ReachabilityProbe"),
         .testTarget(name: "LinuxNetworkTests", dependencies: ["LinuxNetwork", "Policy", "TestSupport", "reachability-probe"]),
+        // The doubles' documented examples, as an app's tests would write them: public products only.
+        .testTarget(name: "TestDoublesTests", dependencies: ["PolicyTesting", "FetchTesting", "Policy", "Fetch"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -111,6 +111,7 @@ for pid in "${pids[@]}"; do
 done
 
 failed=0
+crashed=0
 for i in "${!targets[@]}"; do
     name=${targets[$i]}
     log="$root/.build-fuzz/fuzz/$name.log"
@@ -119,10 +120,12 @@ for i in "${!targets[@]}"; do
         printf '%-12s passed   %10s executions in %s s\n' "$name" "${runs:-?}" "$seconds"
     else
         failed=1
+        crashed=$((crashed + 1))
         artifact=$(grep -o 'Test unit written to .*' "$log" | tail -1 | sed 's/Test unit written to //' || true)
         printf '%-12s CRASHED  %10s executions; input: %s\n' "$name" "${runs:-?}" "${artifact:-see $log}"
         { grep -a -i -m 3 -E 'fatal error|precondition failed|assertion failed|ERROR: |runtime failure' "$log"
           grep -a -m 1 "$root/Sources/" "$log"; } | sed 's/^ */             /' || true
     fi
 done
+echo "fuzz: $(( ${#targets[@]} - crashed )) passed, $crashed failed"
 exit "$failed"

@@ -85,6 +85,9 @@ struct Decide: AsyncParsableCommand {
         for (position, value) in overrides {
             if value { resolved.bits |= 1 << position } else { resolved.bits &= ~(1 << position) }
         }
+        if fetch && !cached.isEmpty {
+            throw CommandFailure.usage("--cached cannot be combined with --fetch: --cached imagines what is cached, --fetch uses the real cache")
+        }
         if (output != nil || sizing.size != nil) && items.count != 1 {
             throw CommandFailure.usage("--\(output != nil ? "output" : "size") writes one image, but \(item) holds \(items.count) items")
         }

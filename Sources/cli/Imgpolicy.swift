@@ -18,6 +18,7 @@ struct Imgpolicy: AsyncParsableCommand {
             file or the cache could not be written (--output: a FIFO nobody reads, a folder, a \
             socket or a block device).
             """,
+        version: Version.current,
         subcommands: [Decide.self, SettingsCommand.self, PolicyCommand.self, NetworkCommand.self, CacheCommand.self],
         defaultSubcommand: Decide.self
     )

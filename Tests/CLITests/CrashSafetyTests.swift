@@ -77,7 +77,7 @@ struct CrashSafetyRun: Sendable {
 
     private static func perform(seed: UInt64) throws -> CrashSafetyRun {
         var run = CrashSafetyRun()
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let home = TemporaryFolder()
         let cacheDir = home.file("cache")
         let bodies = (0..<imagesPerSet).map { n in TestImages.png(size: 512 + Int(random.next() % 48_000), seed: n) }
@@ -188,18 +188,5 @@ struct CrashSafetyRun: Sendable {
         }
         server.stop()
         return run
-    }
-}
-
-/// A small seeded generator (SplitMix64), so that a failing series replays with the same kills.
-private struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

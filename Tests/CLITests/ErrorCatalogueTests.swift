@@ -73,6 +73,7 @@ struct ErrorCatalogueTests {
         (["--item", "examples/item.json", "--set", "alwaysDownloadOriginalImage=maybe"], #""maybe" is not a boolean"#),
         (["--item", "examples/item.json", "--set", "alwaysDownloadOriginalImage"], "expected key=value"),
         (["--item", "examples/item.json", "--cached", "hd"], "The value 'hd' is invalid for '--cached"),
+        (["--item", "examples/item.json", "--cached", "original", "--fetch"], "--cached cannot be combined with --fetch"),
         (["--item", "examples/item.json", "--policy", "no-such-policy"], #"no policy named "no-such-policy""#),
         (["settings", "set", "alwaysDownloadOriginalImage", "maybe"], #""maybe" is not a boolean"#),
         (["policy", "check"], "Missing expected argument '<file> ...'"),

@@ -1,5 +1,6 @@
 @testable import Fetch
 import Testing
+import TestSupport
 
 /// The in-memory index's hash table against a `Dictionary`, through random stores, uses and
 /// removals (removal shifts members of a probe run back: the part that is easy to get wrong).

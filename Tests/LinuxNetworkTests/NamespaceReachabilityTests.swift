@@ -6,9 +6,9 @@ import TestSupport
 /// links, addresses and routes. Skipped, loudly, where namespaces cannot be made (not root).
 @Suite(.enabled(if: NetworkNamespace.isAvailable, Comment(rawValue: NetworkNamespace.unavailableReason ?? "")))
 struct NamespaceReachabilityTests {
-    /// How late a change may reach the consumer in a test on a loaded machine; the benchmark
-    /// (scripts/bench-reachability.sh) measures the real figure against the 100 ms goal.
-    static let latencyBound = Duration.milliseconds(400)
+    // The provider never polls: a change reaches the consumer only through netlink events, so
+    // each state awaited below proves its event arrived. How fast is measured by the benchmark
+    // (scripts/bench-reachability.sh, goal 100 ms), not timed here on a shared machine.
 
     @Test func eventsDriveTheStateThroughLinksRoutesAndAddresses() async throws {
         let namespace = try NetworkNamespace()
@@ -17,43 +17,33 @@ struct NamespaceReachabilityTests {
 
         // A link named like a modem's, an address and a default route: cellular.
         try namespace.addLink("rmnet0", peer: "peer0", address: "10.200.0.1")
-        var issued = ContinuousClock.now
         try namespace.ip("route", "add", "default", "via", "10.200.0.2", "dev", "rmnet0", "metric", "100")
         var change = try await probe.waitForState(number: 2)
         #expect(change.state == "cellular,expensive")
-        #expect(change.arrival - issued < Self.latencyBound)
 
         // The default route moves to another interface (a lower metric): a veth is unknown.
         try namespace.addLink("eth7", peer: "peer7", address: "10.201.0.1")
-        issued = .now
         try namespace.ip("route", "add", "default", "via", "10.201.0.2", "dev", "eth7", "metric", "10")
         change = try await probe.waitForState(number: 3)
         #expect(change.state == "unknown")
-        #expect(change.arrival - issued < Self.latencyBound)
 
         // And back when that route goes.
-        issued = .now
         try namespace.ip("route", "del", "default", "via", "10.201.0.2", "dev", "eth7", "metric", "10")
         change = try await probe.waitForState(number: 4)
         #expect(change.state == "cellular,expensive")
-        #expect(change.arrival - issued < Self.latencyBound)
 
         // The link goes down: offline.
-        issued = .now
         try namespace.ip("link", "set", "rmnet0", "down")
         change = try await probe.waitForState(number: 5)
         #expect(change.state == "offline")
-        #expect(change.arrival - issued < Self.latencyBound)
 
         // Up again with its route, then the last address goes away: offline.
         try namespace.ip("link", "set", "rmnet0", "up")
         try namespace.ip("route", "add", "default", "via", "10.200.0.2", "dev", "rmnet0", "metric", "100")
         #expect(try await probe.waitForState(number: 6).state == "cellular,expensive")
-        issued = .now
         try namespace.ip("addr", "flush", "dev", "rmnet0")
         change = try await probe.waitForState(number: 7)
         #expect(change.state == "offline")
-        #expect(change.arrival - issued < Self.latencyBound)
 
         let end = try await probe.finish()
         #expect(probe.states.count == 7, "\(probe.states)")  // only changed states, never a repeat

@@ -12,7 +12,7 @@ import Policy
 /// is offline.
 ///
 /// ```swift
-/// let loader = ImageLoader(policy: .default, reachability: LinuxReachability(),
+/// let loader = ImageLoader(policy: .default, reachability: try LinuxReachability(),  // import LinuxNetwork
 ///                          settings: FileSettingsStore(path: settingsPath), pipeline: pipeline)
 /// let slot = ImageSlot(loader: loader) { event in print(event) }
 /// slot.load(item)
