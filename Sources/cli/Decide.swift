@@ -67,7 +67,6 @@ struct Decide: AsyncParsableCommand {
 
     func validate() throws {
         if output != nil && !fetch { throw ValidationError("--output needs --fetch") }
-        try sizing.validate(fetch: fetch)
     }
 
     func run() async throws {
@@ -115,7 +114,7 @@ struct Decide: AsyncParsableCommand {
         var decisions: [Decision] = []
         var output = ""
         for item in items {
-            let (decision, input) = decider.decide(item)
+            let (decision, input) = decider.decide(item, displayWidth: sizing.size?.width)
             decisions.append(decision)
             logger.trace("decided", metadata: ["item": "\(item.id ?? item.original.absoluteString)", "decision": "\(decision)"])
             if explain {

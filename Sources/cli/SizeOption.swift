@@ -2,9 +2,10 @@ import ArgumentParser
 import Decoding
 import Fetch
 
-/// `--size WxH` (with `--fetch`, one item): the fetched image is decoded and downsampled to fit
-/// W×H pixels (never upscaled, EXIF orientation applied); `--output` then writes it as PNG, and
-/// `--json` adds `width` and `height`. A body that does not decode exits 65.
+/// `--size WxH` (one item): the display size. Decisions see whether the item's thumbnail covers
+/// W (a policy's `thumbnailCoversDisplay`); with `--fetch` the image is decoded and downsampled to
+/// fit W×H pixels (never upscaled, EXIF orientation applied), `--output` then writes it as PNG,
+/// and `--json` adds `width` and `height`. A body that does not decode exits 65.
 struct SizeOption: ParsableArguments {
     /// A W×H box in pixels.
     struct Box: ExpressibleByArgument, Sendable {
@@ -20,12 +21,8 @@ struct SizeOption: ParsableArguments {
         }
     }
 
-    @Option(help: ArgumentHelp("With --fetch and one item: decode the image and downsample it to fit WxH pixels (--output writes PNG; --json adds width and height).", valueName: "WxH"))
+    @Option(help: ArgumentHelp("The display size of the one item: policies see whether its thumbnail covers W; with --fetch the image is decoded to fit WxH pixels (--output writes PNG; --json adds width and height).", valueName: "WxH"))
     var size: Box?
-
-    func validate(fetch: Bool) throws {
-        if size != nil && !fetch { throw ValidationError("--size needs --fetch") }
-    }
 
     /// The fetched image decoded to fit the box; nil without `--size` or without an image.
     func decode(_ image: FetchedImage?) throws(CommandFailure) -> DecodedImage? {

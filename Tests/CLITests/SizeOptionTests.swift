@@ -60,10 +60,28 @@ struct SizeOptionTests {
         #expect(!FileManager.default.fileExists(atPath: target))
     }
 
-    @Test(arguments: [["--size", "100x100"], ["--fetch", "--size", "0x10"], ["--fetch", "--size", "abc"], ["--fetch", "--size", "10x"]])
+    @Test(arguments: [["--fetch", "--size", "0x10"], ["--fetch", "--size", "70000x10"], ["--fetch", "--size", "abc"], ["--fetch", "--size", "10x"]])
     func badSizesAreUsageErrors(_ extra: [String]) async throws {
         let result = try await cli.run(["--network", "wifi", "--item", try item("/o.jpg"), "--cache-dir", cli.home.file("cache")] + extra)
         #expect(result.status == 64, "\(result.stderr)")
         #expect(server.totalHits == 0)
+    }
+
+    /// The bundled policy `thumbnail-when-enough`: on Wi-Fi the thumbnail when it is at least as
+    /// wide as the display, else the original; the default policy ignores the widths.
+    @Test(arguments: [
+        ("thumbnail-when-enough", "300x300", "load thumbnail"),
+        ("thumbnail-when-enough", "500x300", "load original"),
+        ("thumbnail-when-enough", nil, "load original"),
+        ("default", "300x300", "load original"),
+    ] as [(String, String?, String)])
+    func theThumbnailIsLoadedWhenItCoversTheDisplay(_ args: (String, String?, String)) async throws {
+        let (policy, size, expected) = args
+        let item = try cli.home.write(#"{"id": "x", "original": "https://h.example/o.jpg", "originalWidth": 4000, "thumbnail": "https://h.example/t.jpg", "thumbnailWidth": 400}"#,
+                                      to: "sized.json")
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--policy", policy, "--cache-dir", cli.home.file("cache")]
+                                       + (size.map { ["--size", $0] } ?? []))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("x: \(expected) "), "\(result.stdout)")
     }
 }
