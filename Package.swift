@@ -74,6 +74,8 @@ let package = Package(
         .executableTarget(name: "fetch-benchmark", dependencies: ["Fetch", "Policy"], path: "Benchmarks/FetchBenchmark"),
         // `scripts/bench-reachability.sh`: currentState reads, and event latency in a network namespace.
         .executableTarget(name: "reachability-benchmark", dependencies: ["LinuxNetwork", "Policy"], path: "Benchmarks/ReachabilityBenchmark"),
+        // `scripts/bench-decode.sh`: decoding and downsampling against vipsthumbnail and ImageMagick.
+        .executableTarget(name: "decode-benchmark", dependencies: ["Decoding"], path: "Benchmarks/DecodeBenchmark"),
         // The README's embedding snippet, built as is (a test checks README.md holds this file).
         .executableTarget(name: "embedding-example", dependencies: ["Policy", "Fetch", "LinuxNetwork"], path: "Examples/Embedding"),
         // Helpers shared by the test targets: temporary folders, the package's paths, processes.
