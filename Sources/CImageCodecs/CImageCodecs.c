@@ -21,11 +21,13 @@ static void copy_message(char *message, const char *text) {
     message[n] = 0;
 }
 
-static int fits(int width, int height, size_t stride, size_t capacity) {
-    if (width <= 0 || height <= 0) return 0;
-    if (stride / 4 < (size_t)width) return 0;
-    if ((size_t)height > capacity / stride) return 0;
-    return 1;
+// 1 when a buffer of `capacity` bytes holds height rows of `stride` bytes, each at least width
+// RGBA pixels, with a stride a C int can carry; otherwise 0 and the message says so.
+static int fits(int width, int height, size_t stride, size_t capacity, char *message) {
+    if (width > 0 && height > 0 && stride <= INT_MAX && stride / 4 >= (size_t)width && (size_t)height <= capacity / stride)
+        return 1;
+    copy_message(message, "buffer too small");
+    return 0;
 }
 
 static imgc_status copy_out(const uint8_t *bytes, size_t count, uint8_t **output, size_t *out_count) {
@@ -54,10 +56,8 @@ imgc_status imgc_jpeg_info(const uint8_t *data, size_t size, int *width, int *he
 
 imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int height,
                              uint8_t *pixels, size_t stride, size_t capacity, char *message) {
-    if (!fits(width, height, stride, capacity) || stride > INT_MAX || size > ULONG_MAX) {
-        copy_message(message, "buffer too small");
-        return IMGC_BAD_ARGUMENT;
-    }
+    if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
+    if (size > ULONG_MAX) { copy_message(message, "too many bytes"); return IMGC_BAD_ARGUMENT; }
     tjhandle handle = tjInitDecompress();
     if (handle == NULL) { copy_message(message, tjGetErrorStr2(NULL)); return IMGC_NO_MEMORY; }
     int flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS;
@@ -113,10 +113,7 @@ imgc_status imgc_png_info(const uint8_t *data, size_t size, int *width, int *hei
 
 imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int height,
                             uint8_t *pixels, size_t stride, size_t capacity, char *message) {
-    if (!fits(width, height, stride, capacity) || stride > INT_MAX) {
-        copy_message(message, "buffer too small");
-        return IMGC_BAD_ARGUMENT;
-    }
+    if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     png_image image;
     imgc_status status = png_begin(&image, data, size, message);
     if (status != IMGC_OK) return status;
@@ -191,10 +188,7 @@ imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *he
 
 imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int height,
                              uint8_t *pixels, size_t stride, size_t capacity, char *message) {
-    if (!fits(width, height, stride, capacity) || stride > INT_MAX) {
-        copy_message(message, "buffer too small");
-        return IMGC_BAD_ARGUMENT;
-    }
+    if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     WebPDecoderConfig config;
     if (!WebPInitDecoderConfig(&config)) { copy_message(message, "libwebp version mismatch"); return IMGC_BAD_ARGUMENT; }
     VP8StatusCode status = WebPGetFeatures(data, size, &config.input);
@@ -326,7 +320,7 @@ static imgc_status gif_frame(GifFileType *gif, int transparent, int width, int h
 
 imgc_status imgc_gif_decode(const uint8_t *data, size_t size, int width, int height,
                             uint8_t *pixels, size_t stride, size_t capacity, char *message) {
-    if (!fits(width, height, stride, capacity)) { copy_message(message, "buffer too small"); return IMGC_BAD_ARGUMENT; }
+    if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     gif_reader reader = {data, size, 0};
     GifFileType *gif = gif_open(&reader, message);
     if (gif == NULL) return IMGC_CORRUPT;
