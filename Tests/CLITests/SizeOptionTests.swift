@@ -67,6 +67,19 @@ struct SizeOptionTests {
         #expect(server.totalHits == 0)
     }
 
+    @Test func thePolicyTableShowsTheConditionOnlyForPoliciesThatTestIt() async throws {
+        let table = try await cli.run(["policy", "table", "thumbnail-when-enough"])
+        #expect(table.status == 0, "\(table.stderr)")
+        let lines = table.stdout.split(separator: "\n")
+        #expect(lines.first?.contains(" thumbnail covers ") == true, "\(lines.first ?? "")")
+        #expect(Set(lines).count == lines.count)  // no two rows alike
+        #expect(lines.contains { $0.hasPrefix("wifi      no        no          none                yes       yes    off") && $0.hasSuffix("load thumbnail (covering-thumbnail)") })
+        let json = try await cli.run(["policy", "table", "thumbnail-when-enough", "--json"])
+        #expect(json.stdout.contains(#""thumbnailCoversDisplay":true"#))
+        let plain = try await cli.run(["policy", "table", "default", "--json"])
+        #expect(!plain.stdout.contains("thumbnailCoversDisplay") && !plain.stdout.contains(" covers"))
+    }
+
     /// The bundled policy `thumbnail-when-enough`: on Wi-Fi the thumbnail when it is at least as
     /// wide as the display, else the original; the default policy ignores the widths.
     @Test(arguments: [
