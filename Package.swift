@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "LinuxNetwork", targets: ["LinuxNetwork"]),
         .library(name: "PolicyUserDefaults", targets: ["PolicyUserDefaults"]),
         .library(name: "Fetch", targets: ["Fetch"]),
+        .library(name: "Decoding", targets: ["Decoding"]),
         .executable(name: "imgpolicy", targets: ["cli"]),
         // Test doubles for apps' own tests (as swift-log ships InMemoryLogging): a reachability
         // provider a test drives; a scripted downloader, a manual clock, a temporary disk cache.
@@ -36,6 +37,18 @@ let package = Package(
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         // Loading what the policy decided: libcurl transport, memory and disk caches, slots.
         .target(name: "Fetch", dependencies: ["Policy", "Locking", "CCurl", .product(name: "Logging", package: "swift-log")]),
+        // pixman (Debian's libpixman-1-dev, found through pkg-config): the resampler behind `Decoding`.
+        .systemLibrary(name: "CPixman", pkgConfig: "pixman-1", providers: [.apt(["libpixman-1-dev"])]),
+        // Typed wrappers over the image libraries (Debian's libturbojpeg0-dev, libpng-dev, libwebp-dev,
+        // libgif-dev; installed by scripts/setup.sh). Every setjmp stays in C.
+        .target(
+            name: "CImageCodecs",
+            dependencies: ["CPixman"],
+            linkerSettings: [.linkedLibrary("turbojpeg"), .linkedLibrary("png16"), .linkedLibrary("webp"), .linkedLibrary("gif")]
+        ),
+        // Images at display size: decoding JPEG, PNG, WebP and GIF, downsampling, EXIF orientation,
+        // a pixel cache. Apart from `Fetch`, which keeps building without the image libraries.
+        .target(name: "Decoding", dependencies: ["CImageCodecs", "Locking", .product(name: "Logging", package: "swift-log")]),
         // The settings store over Foundation's UserDefaults, kept apart so that `Policy` does not
         // link the whole of Foundation.
         .target(name: "PolicyUserDefaults", dependencies: ["Policy", "Locking"]),
@@ -49,6 +62,7 @@ let package = Package(
             dependencies: [
                 "Policy",
                 "Fetch",
+                "Decoding",
                 .target(name: "LinuxNetwork", condition: .when(platforms: [.linux])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -60,12 +74,14 @@ let package = Package(
         .executableTarget(name: "fetch-benchmark", dependencies: ["Fetch", "Policy"], path: "Benchmarks/FetchBenchmark"),
         // `scripts/bench-reachability.sh`: currentState reads, and event latency in a network namespace.
         .executableTarget(name: "reachability-benchmark", dependencies: ["LinuxNetwork", "Policy"], path: "Benchmarks/ReachabilityBenchmark"),
+        // `scripts/bench-decode.sh`: decoding and downsampling against vipsthumbnail and ImageMagick.
+        .executableTarget(name: "decode-benchmark", dependencies: ["Decoding"], path: "Benchmarks/DecodeBenchmark"),
         // The README's embedding snippet, built as is (a test checks README.md holds this file).
         .executableTarget(name: "embedding-example", dependencies: ["Policy", "Fetch", "LinuxNetwork"], path: "Examples/Embedding"),
         // Helpers shared by the test targets: temporary folders, the package's paths, processes.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "PolicyUserDefaults", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["Policy", "Fetch", "TestSupport", "cli"]),
+        .testTarget(name: "CLITests", dependencies: ["Policy", "Fetch", "Decoding", "TestSupport", "cli"]),
         .testTarget(
             name: "FetchTests",
             dependencies: [
@@ -74,6 +90,7 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]
         ),
+        .testTarget(name: "DecodingTests", dependencies: ["Decoding", "CImageCodecs", "Locking", "TestSupport"]),
         // Runs LinuxReachability inside a network namespace (`ip netns exec`) for the tests and the benchmark.
         .executableTarget(name: "reachability-probe", dependencies: ["LinuxNetwork", "Policy"], path: "Tests/ReachabilityProbe"),
         .testTarget(name: "LinuxNetworkTests", dependencies: ["LinuxNetwork", "Policy", "TestSupport", "reachability-probe"]),

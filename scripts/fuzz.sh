@@ -75,6 +75,8 @@ build_target() {
         while IFS= read -r object; do objects+=("$object"); done < <(objects_of "$module")
         case "$module" in
             CCurl) extra+=(-Xcc "-fmodule-map-file=$bin/CCurl.build/module.modulemap" -I "$root/Sources/CCurl/include" -lcurl) ;;
+            CImageCodecs) extra+=(-Xcc "-fmodule-map-file=$bin/CImageCodecs.build/module.modulemap" -I "$root/Sources/CImageCodecs/include"
+                                  -lturbojpeg -lpng16 -lwebp -lgif -lpixman-1) ;;
         esac
     done
     swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 -g -use-ld=lld -I "$bin/Modules" \

@@ -20,8 +20,11 @@ say "$(swift --version 2>/dev/null | head -n 1)"
 # (the TLS tests, the example and the benchmark serve images from nginx on 127.0.0.1), iproute2
 # (`ip netns`: the reachability tests make network namespaces), libsystemd-dev (sd-bus: metered,
 # captive and roaming from NetworkManager and ModemManager), dbus-daemon, dbus-bin and
-# python3-dbusmock (the tests' private bus and its service stand-ins).
-packages=(libcurl4-openssl-dev nginx-light openssl iproute2 libsystemd-dev dbus-daemon dbus-bin python3-dbusmock)
+# python3-dbusmock (the tests' private bus and its service stand-ins); the image libraries of the
+# Decoding module (about 9 MB installed with their runtimes): libturbojpeg0-dev, libpng-dev,
+# libwebp-dev, libgif-dev and libpixman-1-dev (with pkg-config, which finds pixman's headers).
+packages=(libcurl4-openssl-dev nginx-light openssl iproute2 libsystemd-dev dbus-daemon dbus-bin python3-dbusmock
+          libturbojpeg0-dev libpng-dev libwebp-dev libgif-dev libpixman-1-dev pkg-config)
 missing=()
 for package in "${packages[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -61,6 +61,8 @@ struct Decide: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --fetch and one item: write the image bytes to this file (a regular file is replaced atomically; a device or FIFO is written to).", valueName: "file"))
     var output: String?
 
+    @OptionGroup var sizing: SizeOption
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
@@ -85,8 +87,8 @@ struct Decide: AsyncParsableCommand {
         if fetch && !cached.isEmpty {
             throw CommandFailure.usage("--cached cannot be combined with --fetch: --cached imagines what is cached, --fetch uses the real cache")
         }
-        if output != nil && items.count != 1 {
-            throw CommandFailure.usage("--output writes one image, but \(item) holds \(items.count) items")
+        if (output != nil || sizing.size != nil) && items.count != 1 {
+            throw CommandFailure.usage("--\(output != nil ? "output" : "size") writes one image, but \(item) holds \(items.count) items")
         }
         // The fetch carries decisions out through the pipeline; decisions consult the real caches
         // (the pipeline's, else the disk cache's index), unless --cached says what to assume.
@@ -112,7 +114,7 @@ struct Decide: AsyncParsableCommand {
         var decisions: [Decision] = []
         var output = ""
         for item in items {
-            let (decision, input) = decider.decide(item)
+            let (decision, input) = decider.decide(item, displayWidth: sizing.size?.width)
             decisions.append(decision)
             logger.trace("decided", metadata: ["item": "\(item.id ?? item.original.absoluteString)", "decision": "\(decision)"])
             if explain {
@@ -125,11 +127,12 @@ struct Decide: AsyncParsableCommand {
             let results = await FetchRun(pipeline: pipeline, json: json, policy: policy, network: decider.network, settings: resolved, logger: logger).run(items: items, decisions: decisions)
             await pipeline.flush()
             await transport?.shutdown()
-            output += results.lines.joined()
+            let decoded = try sizing.decode(results.images.first ?? nil)
+            output += SizeOption.annotate(results.lines, with: decoded, json: json).joined()
             FileHandle.standardOutput.write(Data(output.utf8))
             if let path = self.output {
                 if let image = results.images.first ?? nil {
-                    try ImageOutput.write(image.bytes, to: path)
+                    try ImageOutput.write(try decoded.map(SizeOption.png) ?? image.bytes, to: path)
                 } else if results.failure == nil {
                     let message = "imgpolicy: nothing written to \(TerminalText.escaped(path)): the decision is the placeholder\n"
                     FileHandle.standardError.write(Data(message.utf8))

@@ -33,10 +33,12 @@ struct ItemDecider {
         self.reachability = FixedReachability(state)
     }
 
-    /// What to show for `item`, with the facts it was decided from (for `--explain`).
-    func decide(_ item: ImageItem) -> (decision: Decision, input: PolicyInput) {
+    /// What to show for `item` in a slot `displayWidth` pixels wide (`--size`), with the facts it
+    /// was decided from (for `--explain`).
+    func decide(_ item: ImageItem, displayWidth: Int? = nil) -> (decision: Decision, input: PolicyInput) {
         let cached = cache.cachedVariants(of: item)
-        let decision = policy.decide(item, network: network, settings: settings, cached: cached)
-        return (decision, PolicyInput(network: network, cached: cached, hasThumbnail: item.thumbnail != nil, settings: settings))
+        let decision = policy.decide(item, network: network, settings: settings, cached: cached, displayWidth: displayWidth)
+        return (decision, PolicyInput(network: network, cached: cached, hasThumbnail: item.thumbnail != nil, settings: settings,
+                                      thumbnailCoversDisplay: item.thumbnailCovers(displayWidth: displayWidth)))
     }
 }

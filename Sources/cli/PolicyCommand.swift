@@ -58,6 +58,7 @@ struct PolicyCommand: ParsableCommand {
                 if policy.readsRoaming { header += " roaming" }
                 if policy.readsCaptive { header += " captive" }
                 header += " cached              thumbnail"
+                if policy.readsThumbnailCoversDisplay { header += " covers" }
                 for declaration in policy.settings { header += " \(declaration.key)" }
                 output += TerminalText.escaped(header + " -> decision (rule)") + "\n"
             }
@@ -73,6 +74,9 @@ struct PolicyCommand: ParsableCommand {
                         ("cached", JSONValue(.array(Variant.allCases.filter { input.cached.has($0) }.map { JSONValue(.string($0.rawValue)) }))),
                         ("hasThumbnail", JSONValue(.bool(input.hasThumbnail))),
                     ]
+                    if policy.readsThumbnailCoversDisplay {
+                        members.append(("thumbnailCoversDisplay", JSONValue(.bool(input.thumbnailCoversDisplay))))
+                    }
                     let settings = policy.settings.enumerated().map { position, declaration in
                         (key: declaration.key, value: JSONValue(.bool(input.settings.isOn(at: position))))
                     }
@@ -87,6 +91,7 @@ struct PolicyCommand: ParsableCommand {
                     if policy.readsRoaming { line += pad(yesNo(input.network.isRoaming), 8) }
                     if policy.readsCaptive { line += pad(yesNo(input.network.isCaptive), 8) }
                     line += pad(input.cached.description, 20) + pad(yesNo(input.hasThumbnail), 9)
+                    if policy.readsThumbnailCoversDisplay { line += " " + pad(yesNo(input.thumbnailCoversDisplay), 6) }
                     for (position, declaration) in policy.settings.enumerated() {
                         line += " " + pad(input.settings.isOn(at: position) ? "on" : "off", declaration.key.count)
                     }

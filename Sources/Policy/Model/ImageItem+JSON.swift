@@ -35,7 +35,7 @@ extension ImageItem {
     }
 
     static func item(from value: JSONValue, source: String, context: String?) throws(DataFileError) -> ImageItem {
-        let reader = try JSONObjectReader(value, source: source, context: context, what: "an item", keys: ["id", "original", "thumbnail"])
+        let reader = try JSONObjectReader(value, source: source, context: context, what: "an item", keys: ["id", "original", "thumbnail", "originalWidth", "thumbnailWidth"])
         var id: String?
         if let idValue = reader.value("id") {
             switch idValue.kind {
@@ -48,7 +48,30 @@ extension ImageItem {
         let original = try url(reader.value("original"), key: "original", reader: reader)
         guard let original else { throw reader.error("\"original\" is missing") }
         let thumbnail = try url(reader.value("thumbnail"), key: "thumbnail", reader: reader)
-        return ImageItem(id: id, original: original, thumbnail: thumbnail)
+        let originalWidth = try width(reader.value("originalWidth"), key: "originalWidth", reader: reader)
+        let thumbnailWidth = try width(reader.value("thumbnailWidth"), key: "thumbnailWidth", reader: reader)
+        if thumbnailWidth != nil && thumbnail == nil {
+            throw reader.error("\"thumbnailWidth\" is given but the item has no \"thumbnail\"", at: reader.value("thumbnailWidth"))
+        }
+        return ImageItem(id: id, original: original, thumbnail: thumbnail, originalWidth: originalWidth, thumbnailWidth: thumbnailWidth)
+    }
+
+    /// The largest width an item may declare, in pixels.
+    public static let maximumWidth = 1_000_000
+
+    private static func width(_ value: JSONValue?, key: String, reader: JSONObjectReader) throws(DataFileError) -> Int? {
+        guard let value else { return nil }
+        switch value.kind {
+        case .null:
+            return nil
+        case .number(let text):
+            guard let width = Int(text), (1...maximumWidth).contains(width) else {
+                throw reader.error("\"\(key)\" must be a whole number of pixels from 1 to \(maximumWidth), found \(text)", at: value)
+            }
+            return width
+        default:
+            throw reader.error("\"\(key)\" must be a number of pixels, found \(value.typeDescription)", at: value)
+        }
     }
 
     private static func url(_ value: JSONValue?, key: String, reader: JSONObjectReader) throws(DataFileError) -> ImageURL? {

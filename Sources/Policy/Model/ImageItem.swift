@@ -12,12 +12,27 @@ public struct ImageItem: Sendable, Hashable {
     public var original: ImageURL
     /// The preview image, if the item has one.
     public var thumbnail: ImageURL?
+    /// The original's width in pixels, when the item says it.
+    public var originalWidth: Int?
+    /// The thumbnail's width in pixels, when the item says it.
+    public var thumbnailWidth: Int?
 
     /// Creates an item.
-    public init(id: String? = nil, original: ImageURL, thumbnail: ImageURL? = nil) {
+    public init(id: String? = nil, original: ImageURL, thumbnail: ImageURL? = nil,
+                originalWidth: Int? = nil, thumbnailWidth: Int? = nil) {
         self.id = id
         self.original = original
         self.thumbnail = thumbnail
+        self.originalWidth = originalWidth
+        self.thumbnailWidth = thumbnailWidth
+    }
+
+    /// Whether the thumbnail shows as much as the original would in a slot `displayWidth` pixels
+    /// wide: the item has a thumbnail of known width, and it is at least the display's width (or
+    /// the original's, when that is smaller). False when any of the widths is unknown.
+    public func thumbnailCovers(displayWidth: Int?) -> Bool {
+        guard thumbnail != nil, let thumbnailWidth, let displayWidth else { return false }
+        return thumbnailWidth >= min(displayWidth, originalWidth ?? displayWidth)
     }
 
     /// The URL of `variant`, or nil for a thumbnail the item does not have.

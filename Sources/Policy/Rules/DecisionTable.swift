@@ -12,7 +12,7 @@ struct DecisionTable: Sendable {
         self.mask = entries.count - 1
     }
 
-    /// The number of entries: 256 × 2^(settings).
+    /// The number of entries: 2048 × 2^(settings).
     var count: Int { entries.count }
 
     @inlinable

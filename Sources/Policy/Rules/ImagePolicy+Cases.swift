@@ -23,7 +23,8 @@ extension ImagePolicy {
     /// The input a case describes, with undeclared settings ignored (validation rejects them).
     public func input(for policyCase: PolicyCase) -> PolicyInput {
         PolicyInput(network: policyCase.network, cached: policyCase.cached, hasThumbnail: policyCase.hasThumbnail,
-                    settings: resolveSettings(policyCase.settings).settings)
+                    settings: resolveSettings(policyCase.settings).settings,
+                    thumbnailCoversDisplay: policyCase.thumbnailCoversDisplay)
     }
 
     /// Runs the policy's own cases; an empty result means every case holds.

@@ -86,7 +86,8 @@ extension ImagePolicy {
 
     private static func condition(from value: JSONValue, source: String, context: String) throws(DataFileError) -> RuleCondition {
         let reader = try JSONObjectReader(value, source: source, context: context, what: "\"when\"",
-                                          keys: ["network", "expensive", "constrained", "roaming", "captive", "settings", "cached", "hasThumbnail"])
+                                          keys: ["network", "expensive", "constrained", "roaming", "captive", "settings", "cached", "hasThumbnail",
+                                                 "thumbnailCoversDisplay"])
         var condition = RuleCondition()
         if let networkValue = reader.value("network") {
             condition.networks = try networkKinds(networkValue, reader: reader)
@@ -96,6 +97,7 @@ extension ImagePolicy {
         condition.roaming = try reader.bool("roaming")
         condition.captive = try reader.bool("captive")
         condition.hasThumbnail = try reader.bool("hasThumbnail")
+        condition.thumbnailCoversDisplay = try reader.bool("thumbnailCoversDisplay")
         for member in try reader.object("settings") ?? [] {
             guard case .bool(let wanted) = member.value.kind else {
                 throw reader.error("setting \"\(member.key)\" must be true or false, found \(member.value.typeDescription)", at: member.value)
@@ -137,7 +139,7 @@ extension ImagePolicy {
     private static func policyCase(from value: JSONValue, source: String, context: String) throws(DataFileError) -> PolicyCase {
         let reader = try JSONObjectReader(value, source: source, context: context, what: "a case",
                                           keys: ["name", "network", "expensive", "constrained", "roaming", "captive", "settings", "cached",
-                                                 "hasThumbnail", "expect"])
+                                                 "hasThumbnail", "thumbnailCoversDisplay", "expect"])
         let name = try reader.string("name")
         let networkValue = reader.value("network")
         let networkName = try reader.requiredString("network")
@@ -163,12 +165,16 @@ extension ImagePolicy {
             cached.insert(CachedVariants(variant))
         }
         let hasThumbnail = try reader.bool("hasThumbnail") ?? true
+        let covers = try reader.bool("thumbnailCoversDisplay") ?? false
+        if covers && !hasThumbnail {
+            throw reader.error("\"thumbnailCoversDisplay\" is true but \"hasThumbnail\" is false", at: reader.value("thumbnailCoversDisplay"))
+        }
         guard let expectValue = reader.value("expect") else { throw reader.error("\"expect\" is missing") }
         let expect = try JSONObjectReader(expectValue, source: source, context: context, what: "\"expect\"", keys: ["action", "variant", "rule"])
         let action = try self.action(reader: expect)
         let rule = try expect.string("rule")
         return PolicyCase(name: name, network: network, settings: settings, cached: cached, hasThumbnail: hasThumbnail,
-                          expect: action, rule: rule, line: value.line)
+                          thumbnailCoversDisplay: covers, expect: action, rule: rule, line: value.line)
     }
 }
 

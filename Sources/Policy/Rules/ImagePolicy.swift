@@ -102,9 +102,12 @@ public struct ImagePolicy: Sendable {
     }
 
     /// Decides what to do for `item` given what is cached of it.
+    /// `displayWidth` is the width in pixels of the slot the image is shown in (points × scale),
+    /// when known: with the item's widths it tells whether the thumbnail covers the display.
     public func decide(_ item: ImageItem, network: NetworkState, settings: ResolvedSettings,
-                       cached: CachedVariants) -> Decision {
-        let input = PolicyInput(network: network, cached: cached, hasThumbnail: item.thumbnail != nil, settings: settings)
+                       cached: CachedVariants, displayWidth: Int? = nil) -> Decision {
+        let input = PolicyInput(network: network, cached: cached, hasThumbnail: item.thumbnail != nil, settings: settings,
+                                thumbnailCoversDisplay: item.thumbnailCovers(displayWidth: displayWidth))
         let outcome = outcome(for: input)
         let rule = rules[outcome.ruleIndex]
         let action: Decision.Action
@@ -119,6 +122,9 @@ public struct ImagePolicy: Sendable {
         }
         return Decision(action: action, rule: rule.name, reason: rule.reason, network: network)
     }
+
+    /// Whether a rule tests `thumbnailCoversDisplay`: the truth table then lists those inputs apart.
+    public var readsThumbnailCoversDisplay: Bool { rules.contains { $0.condition.thumbnailCoversDisplay != nil } }
 
     /// Whether a rule tests `roaming`: the truth table then lists roaming inputs apart.
     public var readsRoaming: Bool { rules.contains { $0.condition.roaming != nil } }
@@ -146,7 +152,8 @@ public struct ImagePolicy: Sendable {
     /// when a rule tests it × captive, when a rule tests it × cached variants × thumbnail present ×
     /// each setting), with the outcome for each, in a stable order.
     public func truthTable() -> [(input: PolicyInput, outcome: PolicyOutcome)] {
-        PolicyInput.all(settingCount: settings.count, roaming: readsRoaming, captive: readsCaptive).map { ($0, outcome(for: $0)) }
+        PolicyInput.all(settingCount: settings.count, roaming: readsRoaming, captive: readsCaptive, covers: readsThumbnailCoversDisplay)
+            .map { ($0, outcome(for: $0)) }
     }
 }
 
@@ -184,7 +191,7 @@ extension PolicyInput {
     /// networks when asked (a policy that tests neither decides them as expensive and as offline).
     /// A cached thumbnail without a thumbnail URL cannot happen, nor roaming without expensive:
     /// both are left out.
-    static func all(settingCount: Int, roaming: Bool, captive: Bool) -> [PolicyInput] {
+    static func all(settingCount: Int, roaming: Bool, captive: Bool, covers: Bool = false) -> [PolicyInput] {
         var inputs: [PolicyInput] = []
         for bits in 0..<(1 << settingCount) {
             for kind in NetworkKind.allCases {
@@ -193,11 +200,13 @@ extension PolicyInput {
                         for isCaptive in captive ? [false, true] : [false] {
                             for hasThumbnail in [true, false] {
                                 for raw in UInt8(0)...3 where hasThumbnail || raw & 2 == 0 {
-                                    inputs.append(PolicyInput(
-                                        network: NetworkState(kind, isExpensive: expensive, isConstrained: constrained,
-                                                              isRoaming: isRoaming, isCaptive: isCaptive),
-                                        cached: CachedVariants(rawValue: raw), hasThumbnail: hasThumbnail,
-                                        settings: ResolvedSettings(bits: UInt16(bits))))
+                                    for thumbnailCovers in covers && hasThumbnail ? [false, true] : [false] {
+                                        inputs.append(PolicyInput(
+                                            network: NetworkState(kind, isExpensive: expensive, isConstrained: constrained,
+                                                                  isRoaming: isRoaming, isCaptive: isCaptive),
+                                            cached: CachedVariants(rawValue: raw), hasThumbnail: hasThumbnail,
+                                            settings: ResolvedSettings(bits: UInt16(bits)), thumbnailCoversDisplay: thumbnailCovers))
+                                    }
                                 }
                             }
                         }

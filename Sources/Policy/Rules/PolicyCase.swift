@@ -11,6 +11,8 @@ public struct PolicyCase: Sendable, Hashable {
     public var cached: CachedVariants
     /// Whether the item has a thumbnail.
     public var hasThumbnail: Bool
+    /// Whether the thumbnail covers the display (counts only with a thumbnail).
+    public var thumbnailCoversDisplay: Bool
     /// The expected action.
     public var expectedAction: RuleAction
     /// The rule expected to fire; nil to not check it.
@@ -20,12 +22,14 @@ public struct PolicyCase: Sendable, Hashable {
 
     /// Creates a case.
     public init(name: String? = nil, network: NetworkState, settings: [String: Bool] = [:], cached: CachedVariants = [],
-                hasThumbnail: Bool = true, expect action: RuleAction, rule: String? = nil, line: Int = 0) {
+                hasThumbnail: Bool = true, thumbnailCoversDisplay: Bool = false, expect action: RuleAction,
+                rule: String? = nil, line: Int = 0) {
         self.name = name
         self.network = network
         self.settings = settings
         self.cached = cached
         self.hasThumbnail = hasThumbnail
+        self.thumbnailCoversDisplay = thumbnailCoversDisplay
         self.expectedAction = action
         self.expectedRule = rule
         self.line = line

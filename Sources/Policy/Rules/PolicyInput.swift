@@ -12,21 +12,26 @@ public struct PolicyInput: Sendable, Hashable, CustomStringConvertible {
     public var hasThumbnail: Bool
     /// The policy's settings, resolved.
     public var settings: ResolvedSettings
+    /// Whether the thumbnail is wide enough for the slot it is shown in (see
+    /// `ImageItem.thumbnailCovers(displayWidth:)`); counts only when `hasThumbnail` is true.
+    public var thumbnailCoversDisplay: Bool
 
     /// Creates an input. A roaming network is expensive to every policy: `network.isExpensive` is
     /// set when `network.isRoaming` is.
     @inlinable
-    public init(network: NetworkState, cached: CachedVariants, hasThumbnail: Bool, settings: ResolvedSettings) {
+    public init(network: NetworkState, cached: CachedVariants, hasThumbnail: Bool, settings: ResolvedSettings,
+                thumbnailCoversDisplay: Bool = false) {
         self.network = network
         if network.isRoaming { self.network.isExpensive = true }
         self.cached = cached
         self.hasThumbnail = hasThumbnail
         self.settings = settings
+        self.thumbnailCoversDisplay = thumbnailCoversDisplay && hasThumbnail
     }
 
     /// The index of this input in a compiled decision table: network kind in bits 0–2, then
     /// expensive, constrained, roaming, captive, original cached, thumbnail cached, has thumbnail,
-    /// then the settings.
+    /// thumbnail covers the display, then the settings.
     @inlinable
     var tableKey: Int {
         var key = network.kind.index
@@ -36,6 +41,7 @@ public struct PolicyInput: Sendable, Hashable, CustomStringConvertible {
         if network.isCaptive { key |= TableKey.captive }
         key |= Int(cached.rawValue & (hasThumbnail ? 3 : 1)) << TableKey.cachedShift
         if hasThumbnail { key |= TableKey.hasThumbnail }
+        if thumbnailCoversDisplay && hasThumbnail { key |= TableKey.thumbnailCoversDisplay }
         return key | Int(settings.bits) << TableKey.settingsShift
     }
 
@@ -52,6 +58,7 @@ public struct PolicyInput: Sendable, Hashable, CustomStringConvertible {
     /// the policy to be named).
     public var description: String {
         "network=\(network) cached=\(cached) thumbnail=\(hasThumbnail ? "yes" : "no")"
+            + (thumbnailCoversDisplay ? " thumbnail-covers-display=yes" : "")
     }
 }
 
@@ -66,7 +73,8 @@ enum TableKey {
     @usableFromInline static let cachedShift = 7
     @usableFromInline static let thumbnailCached = 2 << cachedShift
     @usableFromInline static let hasThumbnail = 1 << 9
-    @usableFromInline static let settingsShift = 10
+    @usableFromInline static let thumbnailCoversDisplay = 1 << 10
+    @usableFromInline static let settingsShift = 11
 }
 
 /// A policy's boolean settings as bits, in the order the policy declares them.

@@ -53,7 +53,8 @@ struct PolicyValidator {
         // Decide every input the policy can tell apart by walking the rules once; this is the table.
         let readsRoaming = rules.contains { $0.condition.roaming != nil }
         let readsCaptive = rules.contains { $0.condition.captive != nil }
-        let inputs = PolicyInput.all(settingCount: settings.count, roaming: readsRoaming, captive: readsCaptive)
+        let readsCovers = rules.contains { $0.condition.thumbnailCoversDisplay != nil }
+        let inputs = PolicyInput.all(settingCount: settings.count, roaming: readsRoaming, captive: readsCaptive, covers: readsCovers)
         let keyCount = (1 << TableKey.settingsShift) << settings.count
         var entries = ContiguousArray(repeating: PolicyOutcome(ruleIndex: rules.count - 1, action: rules[rules.count - 1].action),
                                       count: keyCount)
@@ -69,10 +70,12 @@ struct PolicyValidator {
         }
         // Every other key takes the entry of the input it stands for, so that none is left
         // undecided: a cached thumbnail without a thumbnail URL as not cached; roaming, when no
-        // rule tests it, as expensive; captive, when no rule tests it, as offline.
+        // rule tests it, as expensive; captive, when no rule tests it, as offline; a thumbnail that
+        // covers the display, when no rule tests it (or there is no thumbnail), as one that does not.
         for key in 0..<keyCount {
             var canonical = key
-            if canonical & TableKey.hasThumbnail == 0 { canonical &= ~TableKey.thumbnailCached }
+            if canonical & TableKey.hasThumbnail == 0 { canonical &= ~(TableKey.thumbnailCached | TableKey.thumbnailCoversDisplay) }
+            if !readsCovers { canonical &= ~TableKey.thumbnailCoversDisplay }
             if canonical & TableKey.roaming != 0 { canonical |= TableKey.expensive }
             if !readsRoaming { canonical &= ~TableKey.roaming }
             if !readsCaptive, canonical & TableKey.captive != 0 {

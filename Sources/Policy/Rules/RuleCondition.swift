@@ -22,11 +22,16 @@ public struct RuleCondition: Sendable, Hashable {
     public var cached: [Variant: Bool]
     /// Whether the item must (`true`) or must not (`false`) have a thumbnail URL; nil for either.
     public var hasThumbnail: Bool?
+    /// Whether the item's thumbnail must (`true`) or must not (`false`) cover the display: the item
+    /// says the thumbnail's width, the slot its display width, and the thumbnail is at least as
+    /// wide as the display (or as the original); nil for either.
+    public var thumbnailCoversDisplay: Bool?
 
     /// Creates a condition; every constraint left out matches anything.
     public init(networks: Set<NetworkKind>? = nil, expensive: Bool? = nil, constrained: Bool? = nil,
                 roaming: Bool? = nil, captive: Bool? = nil,
-                settings: [String: Bool] = [:], cached: [Variant: Bool] = [:], hasThumbnail: Bool? = nil) {
+                settings: [String: Bool] = [:], cached: [Variant: Bool] = [:], hasThumbnail: Bool? = nil,
+                thumbnailCoversDisplay: Bool? = nil) {
         self.networks = networks
         self.expensive = expensive
         self.constrained = constrained
@@ -35,6 +40,7 @@ public struct RuleCondition: Sendable, Hashable {
         self.settings = settings
         self.cached = cached
         self.hasThumbnail = hasThumbnail
+        self.thumbnailCoversDisplay = thumbnailCoversDisplay
     }
 
     /// The condition that always holds.
@@ -43,7 +49,7 @@ public struct RuleCondition: Sendable, Hashable {
     /// True when no constraint is set: the rule matches every input.
     public var isCatchAll: Bool {
         networks == nil && expensive == nil && constrained == nil && roaming == nil && captive == nil
-            && settings.isEmpty && cached.isEmpty && hasThumbnail == nil
+            && settings.isEmpty && cached.isEmpty && hasThumbnail == nil && thumbnailCoversDisplay == nil
     }
 
     /// Nil when the condition holds for `input`; otherwise the first constraint that fails, in
@@ -75,6 +81,9 @@ public struct RuleCondition: Sendable, Hashable {
         if let hasThumbnail, hasThumbnail != input.hasThumbnail {
             return input.hasThumbnail ? "the item has a thumbnail" : "the item has no thumbnail"
         }
+        if let thumbnailCoversDisplay, thumbnailCoversDisplay != input.thumbnailCoversDisplay {
+            return input.thumbnailCoversDisplay ? "the thumbnail covers the display" : "the thumbnail does not cover the display"
+        }
         return nil
     }
 
@@ -94,6 +103,9 @@ public struct RuleCondition: Sendable, Hashable {
             if let wanted = cached[variant] { parts.append("\(variant) \(wanted ? "" : "not ")cached") }
         }
         if let hasThumbnail { parts.append(hasThumbnail ? "has a thumbnail" : "has no thumbnail") }
+        if let thumbnailCoversDisplay {
+            parts.append(thumbnailCoversDisplay ? "the thumbnail covers the display" : "the thumbnail does not cover the display")
+        }
         return parts.isEmpty ? "always" : parts.joined(separator: " and ")
     }
 }

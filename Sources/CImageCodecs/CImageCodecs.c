@@ -1,0 +1,494 @@
+// The image libraries' glue. See include/CImageCodecs.h for the contract of each function.
+#include "CImageCodecs.h"
+
+#include <gif_lib.h>
+#include <limits.h>
+#include <png.h>
+#include <stdlib.h>
+#include <string.h>
+#include <turbojpeg.h>
+#include <webp/decode.h>
+#include <webp/encode.h>
+
+#include <pixman.h>
+
+static void copy_message(char *message, const char *text) {
+    if (message == NULL) return;
+    if (text == NULL) text = "";
+    size_t n = strlen(text);
+    if (n >= IMGC_MESSAGE_CAPACITY) n = IMGC_MESSAGE_CAPACITY - 1;
+    memcpy(message, text, n);
+    message[n] = 0;
+}
+
+// 1 when a buffer of `capacity` bytes holds height rows of `stride` bytes, each at least width
+// RGBA pixels, with a stride a C int can carry; otherwise 0 and the message says so.
+static int fits(int width, int height, size_t stride, size_t capacity, char *message) {
+    if (width > 0 && height > 0 && stride <= INT_MAX && stride / 4 >= (size_t)width && (size_t)height <= capacity / stride)
+        return 1;
+    copy_message(message, "buffer too small");
+    return 0;
+}
+
+static imgc_status copy_out(const uint8_t *bytes, size_t count, uint8_t **output, size_t *out_count) {
+    uint8_t *copy = malloc(count ? count : 1);
+    if (copy == NULL) return IMGC_NO_MEMORY;
+    memcpy(copy, bytes, count);
+    *output = copy;
+    *out_count = count;
+    return IMGC_OK;
+}
+
+void imgc_free(uint8_t *buffer) { free(buffer); }
+
+// MARK: - JPEG (TurboJPEG: libjpeg's setjmp is inside the library)
+
+imgc_status imgc_jpeg_info(const uint8_t *data, size_t size, int *width, int *height, char *message) {
+    if (size > ULONG_MAX) { copy_message(message, "too many bytes"); return IMGC_BAD_ARGUMENT; }
+    tjhandle handle = tjInitDecompress();
+    if (handle == NULL) { copy_message(message, tjGetErrorStr2(NULL)); return IMGC_NO_MEMORY; }
+    int subsampling = 0, colorspace = 0;
+    int result = tjDecompressHeader3(handle, data, (unsigned long)size, width, height, &subsampling, &colorspace);
+    if (result != 0) copy_message(message, tjGetErrorStr2(handle));
+    tjDestroy(handle);
+    return result == 0 ? IMGC_OK : IMGC_CORRUPT;
+}
+
+imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int height,
+                             uint8_t *pixels, size_t stride, size_t capacity, char *message) {
+    if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
+    if (size > ULONG_MAX) { copy_message(message, "too many bytes"); return IMGC_BAD_ARGUMENT; }
+    tjhandle handle = tjInitDecompress();
+    if (handle == NULL) { copy_message(message, tjGetErrorStr2(NULL)); return IMGC_NO_MEMORY; }
+    int flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS;
+    int result = tjDecompress2(handle, data, (unsigned long)size, pixels, width, (int)stride, height, TJPF_RGBA, flags);
+    if (result != 0) copy_message(message, tjGetErrorStr2(handle));
+    tjDestroy(handle);
+    return result == 0 ? IMGC_OK : IMGC_CORRUPT;
+}
+
+imgc_status imgc_jpeg_encode(const uint8_t *pixels, int width, int height, size_t stride, int quality,
+                             uint8_t **output, size_t *count, char *message) {
+    if (width <= 0 || height <= 0 || stride > INT_MAX) return IMGC_BAD_ARGUMENT;
+    tjhandle handle = tjInitCompress();
+    if (handle == NULL) { copy_message(message, tjGetErrorStr2(NULL)); return IMGC_NO_MEMORY; }
+    unsigned char *jpeg = NULL;
+    unsigned long jpeg_size = 0;
+    int result = tjCompress2(handle, pixels, width, (int)stride, height, TJPF_RGBA, &jpeg, &jpeg_size, TJSAMP_420, quality, 0);
+    imgc_status status = IMGC_CORRUPT;
+    if (result == 0) status = copy_out(jpeg, jpeg_size, output, count);
+    else copy_message(message, tjGetErrorStr2(handle));
+    tjFree(jpeg);
+    tjDestroy(handle);
+    return status;
+}
+
+// MARK: - PNG (libpng's simplified API: its setjmp is inside png_safe_execute)
+
+static imgc_status png_begin(png_image *image, const uint8_t *data, size_t size, char *message) {
+    memset(image, 0, sizeof *image);
+    image->version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(image, data, size)) {
+        copy_message(message, image->message);
+        png_image_free(image);
+        return IMGC_CORRUPT;
+    }
+    if (image->width > INT_MAX || image->height > INT_MAX) {
+        copy_message(message, "dimensions out of range");
+        png_image_free(image);
+        return IMGC_CORRUPT;
+    }
+    return IMGC_OK;
+}
+
+imgc_status imgc_png_info(const uint8_t *data, size_t size, int *width, int *height, char *message) {
+    png_image image;
+    imgc_status status = png_begin(&image, data, size, message);
+    if (status != IMGC_OK) return status;
+    *width = (int)image.width;
+    *height = (int)image.height;
+    png_image_free(&image);
+    return IMGC_OK;
+}
+
+imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int height,
+                            uint8_t *pixels, size_t stride, size_t capacity, char *message) {
+    if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
+    png_image image;
+    imgc_status status = png_begin(&image, data, size, message);
+    if (status != IMGC_OK) return status;
+    if ((int)image.width != width || (int)image.height != height) {
+        png_image_free(&image);
+        copy_message(message, "dimensions changed");
+        return IMGC_BAD_ARGUMENT;
+    }
+    image.format = PNG_FORMAT_RGBA;
+    if (!png_image_finish_read(&image, NULL, pixels, (png_int_32)stride, NULL)) {
+        copy_message(message, image.message);
+        png_image_free(&image);
+        return IMGC_CORRUPT;
+    }
+    png_image_free(&image);
+    return IMGC_OK;
+}
+
+imgc_status imgc_png_encode(const uint8_t *pixels, int width, int height, size_t stride,
+                            uint8_t **output, size_t *count, char *message) {
+    if (width <= 0 || height <= 0 || stride > INT_MAX) return IMGC_BAD_ARGUMENT;
+    png_image image;
+    memset(&image, 0, sizeof image);
+    image.version = PNG_IMAGE_VERSION;
+    image.width = (png_uint_32)width;
+    image.height = (png_uint_32)height;
+    image.format = PNG_FORMAT_RGBA;
+    png_alloc_size_t needed = 0;
+    if (!png_image_write_to_memory(&image, NULL, &needed, 0, pixels, (png_int_32)stride, NULL)) {
+        copy_message(message, image.message);
+        png_image_free(&image);
+        return IMGC_CORRUPT;
+    }
+    uint8_t *buffer = malloc(needed ? needed : 1);
+    if (buffer == NULL) { png_image_free(&image); return IMGC_NO_MEMORY; }
+    if (!png_image_write_to_memory(&image, buffer, &needed, 0, pixels, (png_int_32)stride, NULL)) {
+        copy_message(message, image.message);
+        png_image_free(&image);
+        free(buffer);
+        return IMGC_CORRUPT;
+    }
+    png_image_free(&image);
+    *output = buffer;
+    *count = needed;
+    return IMGC_OK;
+}
+
+// MARK: - WebP
+
+static const char *webp_status_text(VP8StatusCode status) {
+    switch (status) {
+    case VP8_STATUS_OUT_OF_MEMORY: return "out of memory";
+    case VP8_STATUS_INVALID_PARAM: return "invalid parameter";
+    case VP8_STATUS_BITSTREAM_ERROR: return "bitstream error";
+    case VP8_STATUS_UNSUPPORTED_FEATURE: return "unsupported feature";
+    case VP8_STATUS_SUSPENDED: return "suspended";
+    case VP8_STATUS_USER_ABORT: return "aborted";
+    case VP8_STATUS_NOT_ENOUGH_DATA: return "not enough data (truncated)";
+    default: return "error";
+    }
+}
+
+imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *animated, char *message) {
+    WebPBitstreamFeatures features;
+    VP8StatusCode status = WebPGetFeatures(data, size, &features);
+    if (status != VP8_STATUS_OK) { copy_message(message, webp_status_text(status)); return IMGC_CORRUPT; }
+    *width = features.width;
+    *height = features.height;
+    *animated = features.has_animation ? 1 : 0;
+    return IMGC_OK;
+}
+
+imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int height,
+                             uint8_t *pixels, size_t stride, size_t capacity, char *message) {
+    if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
+    WebPDecoderConfig config;
+    if (!WebPInitDecoderConfig(&config)) { copy_message(message, "libwebp version mismatch"); return IMGC_BAD_ARGUMENT; }
+    VP8StatusCode status = WebPGetFeatures(data, size, &config.input);
+    if (status != VP8_STATUS_OK) { copy_message(message, webp_status_text(status)); return IMGC_CORRUPT; }
+    if (config.input.has_animation) { copy_message(message, "animated WebP"); return IMGC_UNSUPPORTED; }
+    if (config.input.width != width || config.input.height != height) {
+        config.options.use_scaling = 1;
+        config.options.scaled_width = width;
+        config.options.scaled_height = height;
+    }
+    config.output.colorspace = MODE_RGBA;
+    config.output.is_external_memory = 1;
+    config.output.u.RGBA.rgba = pixels;
+    config.output.u.RGBA.stride = (int)stride;
+    config.output.u.RGBA.size = capacity;
+    status = WebPDecode(data, size, &config);
+    WebPFreeDecBuffer(&config.output);
+    if (status != VP8_STATUS_OK) {
+        copy_message(message, webp_status_text(status));
+        return status == VP8_STATUS_OUT_OF_MEMORY ? IMGC_NO_MEMORY : IMGC_CORRUPT;
+    }
+    return IMGC_OK;
+}
+
+imgc_status imgc_webp_encode(const uint8_t *pixels, int width, int height, size_t stride, int quality,
+                             uint8_t **output, size_t *count, char *message) {
+    if (width <= 0 || height <= 0 || stride > INT_MAX) return IMGC_BAD_ARGUMENT;
+    uint8_t *webp = NULL;
+    size_t size = quality > 100 ? WebPEncodeLosslessRGBA(pixels, width, height, (int)stride, &webp)
+                                : WebPEncodeRGBA(pixels, width, height, (int)stride, (float)quality, &webp);
+    if (size == 0) { copy_message(message, "WebP encoding failed"); return IMGC_CORRUPT; }
+    imgc_status status = copy_out(webp, size, output, count);
+    WebPFree(webp);
+    return status;
+}
+
+// MARK: - GIF (giflib reads through a callback over the bytes)
+
+typedef struct {
+    const uint8_t *data;
+    size_t size;
+    size_t offset;
+} gif_reader;
+
+static int gif_read(GifFileType *gif, GifByteType *buffer, int length) {
+    gif_reader *reader = gif->UserData;
+    if (length <= 0) return 0;
+    size_t left = reader->size - reader->offset;
+    size_t n = (size_t)length < left ? (size_t)length : left;
+    memcpy(buffer, reader->data + reader->offset, n);
+    reader->offset += n;
+    return (int)n;
+}
+
+static GifFileType *gif_open(gif_reader *reader, char *message) {
+    int error = 0;
+    GifFileType *gif = DGifOpen(reader, gif_read, &error);
+    if (gif == NULL) copy_message(message, GifErrorString(error));
+    return gif;
+}
+
+static imgc_status gif_fail(GifFileType *gif, char *message) {
+    copy_message(message, GifErrorString(gif->Error));
+    int error = 0;
+    DGifCloseFile(gif, &error);
+    return IMGC_CORRUPT;
+}
+
+imgc_status imgc_gif_info(const uint8_t *data, size_t size, int *width, int *height, char *message) {
+    gif_reader reader = {data, size, 0};
+    GifFileType *gif = gif_open(&reader, message);
+    if (gif == NULL) return IMGC_CORRUPT;
+    *width = gif->SWidth;
+    *height = gif->SHeight;
+    int error = 0;
+    DGifCloseFile(gif, &error);
+    if (*width <= 0 || *height <= 0) { copy_message(message, "empty logical screen"); return IMGC_CORRUPT; }
+    return IMGC_OK;
+}
+
+static imgc_status gif_frame(GifFileType *gif, int transparent, int width, int height,
+                             uint8_t *pixels, size_t stride, char *message) {
+    if (DGifGetImageDesc(gif) == GIF_ERROR) return gif_fail(gif, message);
+    GifImageDesc *desc = &gif->Image;
+    ColorMapObject *map = desc->ColorMap ? desc->ColorMap : gif->SColorMap;
+    if (map == NULL || desc->Width <= 0 || desc->Height <= 0) {
+        int error = 0;
+        DGifCloseFile(gif, &error);
+        copy_message(message, map == NULL ? "no colour map" : "empty frame");
+        return IMGC_CORRUPT;
+    }
+    // A frame far larger than the screen it is drawn on is a bomb: refuse it before reading rows.
+    if ((long long)desc->Width * desc->Height > 4LL * width * height + 65536) {
+        int error = 0;
+        DGifCloseFile(gif, &error);
+        copy_message(message, "frame much larger than the logical screen");
+        return IMGC_CORRUPT;
+    }
+    GifPixelType *line = malloc((size_t)desc->Width);
+    if (line == NULL) { int error = 0; DGifCloseFile(gif, &error); return IMGC_NO_MEMORY; }
+    static const int starts[4] = {0, 4, 2, 1}, steps[4] = {8, 8, 4, 2};
+    int passes = desc->Interlace ? 4 : 1;
+    for (int pass = 0; pass < passes; pass++) {
+        int start = desc->Interlace ? starts[pass] : 0, step = desc->Interlace ? steps[pass] : 1;
+        for (int row = start; row < desc->Height; row += step) {
+            if (DGifGetLine(gif, line, desc->Width) == GIF_ERROR) { free(line); return gif_fail(gif, message); }
+            long y = (long)desc->Top + row;
+            if (y >= height) {
+                if (!desc->Interlace) break;  // the rest is off the screen
+                continue;
+            }
+            uint8_t *out = pixels + (size_t)y * stride;
+            for (int x = 0; x < desc->Width; x++) {
+                long cx = (long)desc->Left + x;
+                if (cx >= width) break;
+                int index = line[x];
+                if (index == transparent || index >= map->ColorCount) continue;
+                GifColorType color = map->Colors[index];
+                uint8_t *p = out + (size_t)cx * 4;
+                p[0] = color.Red; p[1] = color.Green; p[2] = color.Blue; p[3] = 255;
+            }
+        }
+    }
+    free(line);
+    int error = 0;
+    DGifCloseFile(gif, &error);
+    return IMGC_OK;
+}
+
+imgc_status imgc_gif_decode(const uint8_t *data, size_t size, int width, int height,
+                            uint8_t *pixels, size_t stride, size_t capacity, char *message) {
+    if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
+    gif_reader reader = {data, size, 0};
+    GifFileType *gif = gif_open(&reader, message);
+    if (gif == NULL) return IMGC_CORRUPT;
+    if (gif->SWidth != width || gif->SHeight != height) {
+        int error = 0;
+        DGifCloseFile(gif, &error);
+        copy_message(message, "dimensions changed");
+        return IMGC_BAD_ARGUMENT;
+    }
+    for (int y = 0; y < height; y++) memset(pixels + (size_t)y * stride, 0, (size_t)width * 4);
+    int transparent = -1;
+    for (;;) {
+        GifRecordType type;
+        if (DGifGetRecordType(gif, &type) == GIF_ERROR) return gif_fail(gif, message);
+        if (type == IMAGE_DESC_RECORD_TYPE) return gif_frame(gif, transparent, width, height, pixels, stride, message);
+        if (type == TERMINATE_RECORD_TYPE) {
+            int error = 0;
+            DGifCloseFile(gif, &error);
+            copy_message(message, "no image in the file");
+            return IMGC_CORRUPT;
+        }
+        if (type == EXTENSION_RECORD_TYPE) {
+            int code = 0;
+            GifByteType *extension = NULL;
+            if (DGifGetExtension(gif, &code, &extension) == GIF_ERROR) return gif_fail(gif, message);
+            if (code == GRAPHICS_EXT_FUNC_CODE && extension != NULL && extension[0] >= 4 && (extension[1] & 1))
+                transparent = extension[4];
+            while (extension != NULL)
+                if (DGifGetExtensionNext(gif, &extension) == GIF_ERROR) return gif_fail(gif, message);
+        }
+    }
+}
+
+typedef struct {
+    uint8_t *bytes;
+    size_t count;
+    size_t capacity;
+    int failed;
+} gif_writer;
+
+static int gif_write(GifFileType *gif, const GifByteType *bytes, int length) {
+    gif_writer *writer = gif->UserData;
+    if (length <= 0) return 0;
+    if (writer->count + (size_t)length > writer->capacity) {
+        size_t capacity = (writer->capacity + (size_t)length) * 2;
+        uint8_t *grown = realloc(writer->bytes, capacity);
+        if (grown == NULL) { writer->failed = 1; return 0; }
+        writer->bytes = grown;
+        writer->capacity = capacity;
+    }
+    memcpy(writer->bytes + writer->count, bytes, (size_t)length);
+    writer->count += (size_t)length;
+    return length;
+}
+
+imgc_status imgc_gif_encode(const uint8_t *pixels, int width, int height, size_t stride,
+                            uint8_t **output, size_t *count, char *message) {
+    if (width <= 0 || height <= 0 || width > 65535 || height > 65535) return IMGC_BAD_ARGUMENT;
+    ColorMapObject *map = GifMakeMapObject(256, NULL);
+    GifPixelType *indices = malloc((size_t)width * (size_t)height);
+    if (map == NULL || indices == NULL) { GifFreeMapObject(map); free(indices); return IMGC_NO_MEMORY; }
+    int colors = 1, transparent = 0, has_transparency = 0;  // index 0: transparent
+    memset(map->Colors, 0, sizeof(GifColorType) * 256);
+    for (int y = 0; y < height; y++) {
+        for (int x = 0; x < width; x++) {
+            const uint8_t *p = pixels + (size_t)y * stride + (size_t)x * 4;
+            int index = -1;
+            if (p[3] < 128) { index = transparent; has_transparency = 1; }
+            for (int i = 1; index < 0 && i < colors; i++)
+                if (map->Colors[i].Red == p[0] && map->Colors[i].Green == p[1] && map->Colors[i].Blue == p[2]) index = i;
+            if (index < 0) {
+                if (colors == 256) { GifFreeMapObject(map); free(indices); copy_message(message, "more than 255 colours"); return IMGC_BAD_ARGUMENT; }
+                map->Colors[colors] = (GifColorType){p[0], p[1], p[2]};
+                index = colors++;
+            }
+            indices[(size_t)y * (size_t)width + (size_t)x] = (GifPixelType)index;
+        }
+    }
+    gif_writer writer = {NULL, 0, 0, 0};
+    int error = 0;
+    GifFileType *gif = EGifOpen(&writer, gif_write, &error);
+    if (gif == NULL) { GifFreeMapObject(map); free(indices); copy_message(message, GifErrorString(error)); return IMGC_CORRUPT; }
+    EGifSetGifVersion(gif, true);
+    int ok = EGifPutScreenDesc(gif, width, height, 8, 0, map) != GIF_ERROR;
+    if (ok && has_transparency) {
+        GraphicsControlBlock gcb = {0, false, 0, transparent};
+        GifByteType extension[4];
+        size_t length = EGifGCBToExtension(&gcb, extension);
+        ok = EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, (int)length, extension) != GIF_ERROR;
+    }
+    ok = ok && EGifPutImageDesc(gif, 0, 0, width, height, false, NULL) != GIF_ERROR;
+    for (int y = 0; ok && y < height; y++)
+        ok = EGifPutLine(gif, indices + (size_t)y * (size_t)width, width) != GIF_ERROR;
+    if (!ok) copy_message(message, GifErrorString(gif->Error));
+    if (EGifCloseFile(gif, &error) == GIF_ERROR && ok) { ok = 0; copy_message(message, GifErrorString(error)); }
+    GifFreeMapObject(map);
+    free(indices);
+    if (!ok || writer.failed) { free(writer.bytes); return IMGC_CORRUPT; }
+    *output = writer.bytes;
+    *count = writer.count;
+    return IMGC_OK;
+}
+
+// MARK: - Resampling (pixman)
+
+static int premultiply(uint8_t *pixels, int width, int height, size_t stride) {
+    int opaque = 1;
+    for (int y = 0; y < height; y++) {
+        uint8_t *p = pixels + (size_t)y * stride;
+        for (int x = 0; x < width; x++, p += 4) {
+            unsigned a = p[3];
+            if (a == 255) continue;
+            opaque = 0;
+            p[0] = (uint8_t)((p[0] * a + 127) / 255);
+            p[1] = (uint8_t)((p[1] * a + 127) / 255);
+            p[2] = (uint8_t)((p[2] * a + 127) / 255);
+        }
+    }
+    return opaque;
+}
+
+static void unpremultiply(uint8_t *pixels, int width, int height, size_t stride) {
+    for (int y = 0; y < height; y++) {
+        uint8_t *p = pixels + (size_t)y * stride;
+        for (int x = 0; x < width; x++, p += 4) {
+            unsigned a = p[3];
+            if (a == 255) continue;
+            if (a == 0) { p[0] = p[1] = p[2] = 0; continue; }
+            for (int c = 0; c < 3; c++) {
+                unsigned v = (p[c] * 255u + a / 2) / a;
+                p[c] = (uint8_t)(v > 255 ? 255 : v);
+            }
+        }
+    }
+}
+
+imgc_status imgc_resample(uint8_t *source, int source_width, int source_height, size_t source_stride,
+                          uint8_t *destination, int width, int height, size_t stride) {
+    if (source_width <= 0 || source_height <= 0 || width <= 0 || height <= 0) return IMGC_BAD_ARGUMENT;
+    if (source_stride > INT_MAX || stride > INT_MAX || source_stride % 4 || stride % 4) return IMGC_BAD_ARGUMENT;
+    if ((uintptr_t)source % 4 || (uintptr_t)destination % 4) return IMGC_BAD_ARGUMENT;
+    int opaque = premultiply(source, source_width, source_height, source_stride);
+    pixman_image_t *from = pixman_image_create_bits(PIXMAN_a8b8g8r8, source_width, source_height,
+                                                    (uint32_t *)source, (int)source_stride);
+    pixman_image_t *to = pixman_image_create_bits(PIXMAN_a8b8g8r8, width, height, (uint32_t *)destination, (int)stride);
+    if (from == NULL || to == NULL) {
+        if (from) pixman_image_unref(from);
+        if (to) pixman_image_unref(to);
+        return IMGC_NO_MEMORY;
+    }
+    double sx = (double)source_width / width, sy = (double)source_height / height;
+    pixman_transform_t transform;
+    pixman_transform_init_scale(&transform, pixman_double_to_fixed(sx), pixman_double_to_fixed(sy));
+    pixman_image_set_transform(from, &transform);
+    int count = 0;
+    pixman_fixed_t *parameters = pixman_filter_create_separable_convolution(
+        &count, pixman_double_to_fixed(sx > 1 ? sx : 1), pixman_double_to_fixed(sy > 1 ? sy : 1),
+        PIXMAN_KERNEL_BOX, PIXMAN_KERNEL_BOX, PIXMAN_KERNEL_BOX, PIXMAN_KERNEL_BOX, 2, 2);
+    imgc_status status = IMGC_NO_MEMORY;
+    if (parameters != NULL) {
+        pixman_image_set_filter(from, PIXMAN_FILTER_SEPARABLE_CONVOLUTION, parameters, count);
+        free(parameters);
+        pixman_image_set_repeat(from, PIXMAN_REPEAT_PAD);
+        pixman_image_composite32(PIXMAN_OP_SRC, from, NULL, to, 0, 0, 0, 0, 0, 0, width, height);
+        status = IMGC_OK;
+    }
+    pixman_image_unref(from);
+    pixman_image_unref(to);
+    if (status == IMGC_OK && !opaque) unpremultiply(destination, width, height, stride);
+    return status;
+}

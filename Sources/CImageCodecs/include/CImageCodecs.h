@@ -1,0 +1,77 @@
+// Small typed wrappers over the image libraries (TurboJPEG, libpng's simplified API, libwebp,
+// giflib, pixman). Every setjmp/longjmp the libraries use stays inside these C functions: no
+// call here ever unwinds through a Swift frame. Each function takes the input bytes and their
+// count, never reads past them, writes only into the buffer it is given (with its stride and
+// size), and returns IMGC_OK or an error code with the library's message copied into `message`.
+#ifndef IMGPOLICY_CIMAGECODECS_H
+#define IMGPOLICY_CIMAGECODECS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Result codes.
+typedef enum {
+    IMGC_OK = 0,
+    /// The library refused the bytes (corrupt, truncated, unsupported variant); see the message.
+    IMGC_CORRUPT = 1,
+    /// The library could not allocate memory.
+    IMGC_NO_MEMORY = 2,
+    /// A feature the glue does not decode (an animated WebP).
+    IMGC_UNSUPPORTED = 3,
+    /// An argument was out of range (a buffer too small for the dimensions).
+    IMGC_BAD_ARGUMENT = 4,
+} imgc_status;
+
+/// The capacity callers give for messages.
+#define IMGC_MESSAGE_CAPACITY 200
+
+/// JPEG: the declared dimensions (no pixel is decoded).
+imgc_status imgc_jpeg_info(const uint8_t *data, size_t size, int *width, int *height, char *message);
+/// JPEG: decodes at the TurboJPEG scaling factor that gives exactly width × height (the caller
+/// computes it from 1/1, 1/2, 1/4 or 1/8 of the declared size) into RGBA8 (R, G, B, A bytes).
+/// A warning (a truncated file, a corrupt segment) is an error.
+imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int height,
+                             uint8_t *pixels, size_t stride, size_t capacity, char *message);
+
+/// PNG: the declared dimensions.
+imgc_status imgc_png_info(const uint8_t *data, size_t size, int *width, int *height, char *message);
+/// PNG: decodes into RGBA8, not premultiplied; width and height are the declared ones.
+imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int height,
+                            uint8_t *pixels, size_t stride, size_t capacity, char *message);
+/// PNG: encodes RGBA8 (not premultiplied). On success *output is a malloc'd buffer of *count bytes,
+/// for imgc_free.
+imgc_status imgc_png_encode(const uint8_t *pixels, int width, int height, size_t stride,
+                            uint8_t **output, size_t *count, char *message);
+
+/// WebP: the declared dimensions; *animated is 1 for an animation.
+imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *animated, char *message);
+/// WebP: decodes into RGBA8 (not premultiplied), scaled while decoding to width × height.
+imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int height,
+                             uint8_t *pixels, size_t stride, size_t capacity, char *message);
+
+/// GIF: the logical screen's dimensions.
+imgc_status imgc_gif_info(const uint8_t *data, size_t size, int *width, int *height, char *message);
+/// GIF: the first frame drawn on a transparent canvas of the screen's size, RGBA8.
+imgc_status imgc_gif_decode(const uint8_t *data, size_t size, int width, int height,
+                            uint8_t *pixels, size_t stride, size_t capacity, char *message);
+
+/// Resamples RGBA8 (not premultiplied) source pixels to the destination size with pixman's
+/// separable convolution (box reconstruction, box sampling: area averaging when shrinking).
+/// The source is premultiplied in place first (it is the caller's scratch buffer); the
+/// destination is returned not premultiplied.
+imgc_status imgc_resample(uint8_t *source, int source_width, int source_height, size_t source_stride,
+                          uint8_t *destination, int width, int height, size_t stride);
+
+/// Test and tooling encoders: JPEG (TurboJPEG, 4:2:0 at `quality`), lossless or lossy WebP, GIF
+/// (a palette of up to 256 colours built from the pixels; more colours is IMGC_BAD_ARGUMENT).
+imgc_status imgc_jpeg_encode(const uint8_t *pixels, int width, int height, size_t stride, int quality,
+                             uint8_t **output, size_t *count, char *message);
+imgc_status imgc_webp_encode(const uint8_t *pixels, int width, int height, size_t stride, int quality,
+                             uint8_t **output, size_t *count, char *message);
+imgc_status imgc_gif_encode(const uint8_t *pixels, int width, int height, size_t stride,
+                            uint8_t **output, size_t *count, char *message);
+
+/// Frees a buffer an encoder returned.
+void imgc_free(uint8_t *buffer);
+
+#endif

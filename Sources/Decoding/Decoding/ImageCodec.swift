@@ -1,0 +1,75 @@
+import CImageCodecs
+
+/// The formats this module decodes, recognised by their first bytes, and the C glue for each.
+enum ImageCodec: String, Sendable, CaseIterable {
+    case jpeg = "JPEG", png = "PNG", webp = "WebP", gif = "GIF"
+
+    /// The format whose signature `bytes` start with.
+    static func sniff(_ bytes: UnsafeBufferPointer<UInt8>) -> ImageCodec? {
+        func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
+            bytes.count >= offset + prefix.count && prefix.indices.allSatisfy { bytes[offset + $0] == prefix[$0] }
+        }
+        if starts([0xFF, 0xD8, 0xFF]) { return .jpeg }
+        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
+        if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) { return .webp }
+        if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return .gif }
+        return nil
+    }
+
+    /// The declared width and height.
+    func info(_ bytes: UnsafeBufferPointer<UInt8>) throws(DecodingError) -> (width: Int, height: Int) {
+        var width: CInt = 0, height: CInt = 0, animated: CInt = 0
+        var message = [CChar](repeating: 0, count: Int(IMGC_MESSAGE_CAPACITY))
+        let status = message.withUnsafeMutableBufferPointer { text in
+            switch self {
+            case .jpeg: imgc_jpeg_info(bytes.baseAddress, bytes.count, &width, &height, text.baseAddress)
+            case .png: imgc_png_info(bytes.baseAddress, bytes.count, &width, &height, text.baseAddress)
+            case .webp: imgc_webp_info(bytes.baseAddress, bytes.count, &width, &height, &animated, text.baseAddress)
+            case .gif: imgc_gif_info(bytes.baseAddress, bytes.count, &width, &height, text.baseAddress)
+            }
+        }
+        try check(status, message)
+        guard width > 0, height > 0 else {
+            throw DecodingError(kind: .corrupt, format: rawValue, detail: "declared size \(width)x\(height)")
+        }
+        if animated != 0 {
+            throw DecodingError(kind: .unsupportedFeature, format: rawValue, width: Int(width), height: Int(height),
+                                detail: "animated WebP")
+        }
+        return (Int(width), Int(height))
+    }
+
+    /// Decodes into a new buffer of `width` × `height` RGBA8 pixels (the declared size, or for
+    /// JPEG a TurboJPEG scaled size, for WebP any size).
+    func decode(_ bytes: UnsafeBufferPointer<UInt8>, width: Int, height: Int) throws(DecodingError) -> [UInt8] {
+        let stride = width * 4
+        var message = [CChar](repeating: 0, count: Int(IMGC_MESSAGE_CAPACITY))
+        var status = IMGC_OK
+        let w = CInt(width), h = CInt(height)
+        let pixels = [UInt8](unsafeUninitializedCapacity: stride * height) { buffer, count in
+            status = message.withUnsafeMutableBufferPointer { text in
+                switch self {
+                case .jpeg: imgc_jpeg_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, text.baseAddress)
+                case .png: imgc_png_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, text.baseAddress)
+                case .webp: imgc_webp_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, text.baseAddress)
+                case .gif: imgc_gif_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, text.baseAddress)
+                }
+            }
+            if status != IMGC_OK { buffer.initialize(repeating: 0) }
+            count = buffer.count
+        }
+        try check(status, message)
+        return pixels
+    }
+
+    private func check(_ status: imgc_status, _ message: [CChar]) throws(DecodingError) {
+        guard status != IMGC_OK else { return }
+        let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let kind: DecodingError.Kind = switch status {
+        case IMGC_NO_MEMORY: .outOfMemory
+        case IMGC_UNSUPPORTED: .unsupportedFeature
+        default: .corrupt
+        }
+        throw DecodingError(kind: kind, format: rawValue, detail: text)
+    }
+}

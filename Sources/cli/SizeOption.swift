@@ -1,0 +1,55 @@
+import ArgumentParser
+import Decoding
+import Fetch
+
+/// `--size WxH` (one item): the display size. Decisions see whether the item's thumbnail covers
+/// W (a policy's `thumbnailCoversDisplay`); with `--fetch` the image is decoded and downsampled to
+/// fit W×H pixels (never upscaled, EXIF orientation applied), `--output` then writes it as PNG,
+/// and `--json` adds `width` and `height`. A body that does not decode exits 65.
+struct SizeOption: ParsableArguments {
+    /// A W×H box in pixels.
+    struct Box: ExpressibleByArgument, Sendable {
+        var width: Int
+        var height: Int
+
+        init?(argument: String) {
+            let parts = argument.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+            guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
+                  (1...65_535).contains(width), (1...65_535).contains(height) else { return nil }
+            self.width = width
+            self.height = height
+        }
+    }
+
+    @Option(help: ArgumentHelp("The display size of the one item: policies see whether its thumbnail covers W; with --fetch the image is decoded to fit WxH pixels (--output writes PNG; --json adds width and height).", valueName: "WxH"))
+    var size: Box?
+
+    /// The fetched image decoded to fit the box; nil without `--size` or without an image.
+    func decode(_ image: FetchedImage?) throws(CommandFailure) -> DecodedImage? {
+        guard let size, let image else { return nil }
+        do {
+            return try ImageDecoder().decode(image.bytes, to: TargetSize(width: size.width, height: size.height))
+        } catch {
+            throw CommandFailure("\(image.url): cannot decode the image: \(error)", status: .dataError)
+        }
+    }
+
+    /// The result lines with the decoded size: `"width"` and `"height"` in JSON, `, decoded WxH` in text.
+    static func annotate(_ lines: [String], with image: DecodedImage?, json: Bool) -> [String] {
+        guard let image, lines.count == 1, let line = lines.first, line.hasSuffix("\n") else { return lines }
+        let body = line.dropLast()
+        if json, body.hasSuffix("}") {
+            return [body.dropLast() + #","width":\#(image.width),"height":\#(image.height)}"# + "\n"]
+        }
+        return [body + ", decoded \(image.width)x\(image.height)\n"]
+    }
+
+    /// The PNG bytes `--output` writes.
+    static func png(_ image: DecodedImage) throws(CommandFailure) -> [UInt8] {
+        do {
+            return try PNGEncoder().encode(image)
+        } catch {
+            throw CommandFailure("cannot encode the image as PNG: \(error)", status: .dataError)
+        }
+    }
+}

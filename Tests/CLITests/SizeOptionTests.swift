@@ -1,0 +1,100 @@
+import Decoding
+import Foundation
+import Testing
+import TestSupport
+
+/// `imgpolicy --fetch --size WxH [--output FILE] [--json]` as a process, against a real loopback server.
+struct SizeOptionTests {
+    let cli = CLIRunner()
+    let server: TestHTTPServer
+    /// A 400x300 JPEG: red grows to the right, green downwards.
+    static let source: DecodedImage = {
+        var pixels = [UInt8](repeating: 255, count: 400 * 300 * 4)
+        for y in 0..<300 { for x in 0..<400 {
+            let i = (y * 400 + x) * 4
+            (pixels[i], pixels[i + 1], pixels[i + 2]) = (UInt8(x * 255 / 399), UInt8(y * 255 / 299), 90)
+        } }
+        return DecodedImage(width: 400, height: 300, bytesPerRow: 1600, pixels: pixels)
+    }()
+
+    init() throws {
+        server = try TestHTTPServer(routes: ["/o.jpg": .ok(try SampleEncoder.jpeg(Self.source, quality: 92)),
+                                             "/fake.png": .ok(TestImages.png(size: 2_000, seed: 3))])
+    }
+
+    func item(_ path: String) throws -> String {
+        try cli.home.write(#"{"id": "x", "original": "\#(server.url(path))"}"#, to: "item.json")
+    }
+
+    @Test func sizeWritesThePNGDownsampledToFitAndJSONSaysItsSize() async throws {
+        let target = cli.home.file("out.png")
+        let result = try await cli.run(["--network", "wifi", "--item", try item("/o.jpg"), "--fetch", "--cache-dir", cli.home.file("cache"),
+                                        "--size", "100x100", "--output", target, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(json["width"] as? Int == 100 && json["height"] as? Int == 75)
+        #expect(json["source"] as? String == "network")
+        let png = try [UInt8](Data(contentsOf: URL(fileURLWithPath: target)))
+        #expect(Array(png.prefix(4)) == [0x89, 0x50, 0x4E, 0x47])
+        let image = try ImageDecoder().decode(png)
+        #expect(image.width == 100 && image.height == 75)
+        // The gradient survives: red and green at the corners as in the source.
+        let topLeft = image.pixel(x: 0, y: 0), bottomRight = image.pixel(x: 99, y: 74)
+        #expect(topLeft.r < 12 && topLeft.g < 12 && bottomRight.r > 243 && bottomRight.g > 243, "\(topLeft) \(bottomRight)")
+    }
+
+    @Test func textSaysTheDecodedSizeAndNothingIsUpscaled() async throws {
+        let result = try await cli.run(["--network", "wifi", "--item", try item("/o.jpg"), "--fetch", "--cache-dir", cli.home.file("cache"),
+                                        "--size", "4000x4000"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("x: load original from network, "))
+        #expect(result.stdout.hasSuffix(", decoded 400x300\n"), "\(result.stdout)")
+    }
+
+    @Test func aBodyThatDoesNotDecodeExits65AndWritesNothing() async throws {
+        let target = cli.home.file("out.png")
+        let result = try await cli.run(["--network", "wifi", "--item", try item("/fake.png"), "--fetch", "--cache-dir", cli.home.file("cache"),
+                                        "--size", "10x10", "--output", target])
+        #expect(result.status == 65)
+        #expect(result.stderr.hasPrefix("imgpolicy: \(server.url("/fake.png")): cannot decode the image: PNG: corrupt"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
+    @Test(arguments: [["--fetch", "--size", "0x10"], ["--fetch", "--size", "70000x10"], ["--fetch", "--size", "abc"], ["--fetch", "--size", "10x"]])
+    func badSizesAreUsageErrors(_ extra: [String]) async throws {
+        let result = try await cli.run(["--network", "wifi", "--item", try item("/o.jpg"), "--cache-dir", cli.home.file("cache")] + extra)
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(server.totalHits == 0)
+    }
+
+    @Test func thePolicyTableShowsTheConditionOnlyForPoliciesThatTestIt() async throws {
+        let table = try await cli.run(["policy", "table", "thumbnail-when-enough"])
+        #expect(table.status == 0, "\(table.stderr)")
+        let lines = table.stdout.split(separator: "\n")
+        #expect(lines.first?.contains(" thumbnail covers ") == true, "\(lines.first ?? "")")
+        #expect(Set(lines).count == lines.count)  // no two rows alike
+        #expect(lines.contains { $0.hasPrefix("wifi      no        no          none                yes       yes    off") && $0.hasSuffix("load thumbnail (covering-thumbnail)") })
+        let json = try await cli.run(["policy", "table", "thumbnail-when-enough", "--json"])
+        #expect(json.stdout.contains(#""thumbnailCoversDisplay":true"#))
+        let plain = try await cli.run(["policy", "table", "default", "--json"])
+        #expect(!plain.stdout.contains("thumbnailCoversDisplay") && !plain.stdout.contains(" covers"))
+    }
+
+    /// The bundled policy `thumbnail-when-enough`: on Wi-Fi the thumbnail when it is at least as
+    /// wide as the display, else the original; the default policy ignores the widths.
+    @Test(arguments: [
+        ("thumbnail-when-enough", "300x300", "load thumbnail"),
+        ("thumbnail-when-enough", "500x300", "load original"),
+        ("thumbnail-when-enough", nil, "load original"),
+        ("default", "300x300", "load original"),
+    ] as [(String, String?, String)])
+    func theThumbnailIsLoadedWhenItCoversTheDisplay(_ args: (String, String?, String)) async throws {
+        let (policy, size, expected) = args
+        let item = try cli.home.write(#"{"id": "x", "original": "https://h.example/o.jpg", "originalWidth": 4000, "thumbnail": "https://h.example/t.jpg", "thumbnailWidth": 400}"#,
+                                      to: "sized.json")
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--policy", policy, "--cache-dir", cli.home.file("cache")]
+                                       + (size.map { ["--size", $0] } ?? []))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("x: \(expected) "), "\(result.stdout)")
+    }
+}
