@@ -44,7 +44,7 @@ struct NetworkCommand: AsyncParsableCommand {
             // One reading: the headline is combined from the very facts the sources show, and the
             // bus gets at most about two call timeouts, whatever it does.
             let current = report(detector.detectWithServices())
-            write(json ? current.jsonLine : watch ? current.line : current.text)
+            write(json ? current.jsonLine : watch ? Self.escapedLines(current.line) : Self.escapedLines(current.text))
             return
         }
         let provider: LinuxReachability
@@ -59,7 +59,7 @@ struct NetworkCommand: AsyncParsableCommand {
         var printed: String?
         func show() {
             let current = report(provider.snapshot)
-            let text = json ? current.jsonLine : current.line
+            let text = json ? current.jsonLine : Self.escapedLines(current.line)
             guard text != printed else { return }
             printed = text
             write(text)
@@ -69,6 +69,12 @@ struct NetworkCommand: AsyncParsableCommand {
             show()
         }
         await provider.shutdown()
+    }
+
+    /// Each line made safe for a terminal (the bus address, interface names and the services'
+    /// words come from outside).
+    static func escapedLines(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escaped(String($0)) }.joined(separator: "\n")
     }
 
     /// Standard output, unbuffered: a watcher reading a pipe sees each line at once.
