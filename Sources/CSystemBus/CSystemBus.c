@@ -85,18 +85,8 @@ int csysbus_open(const char *address, uint64_t call_timeout_usec, int *dirty, cs
         sd_bus_close_unref(bus);
         return r;
     }
-    if (dirty == NULL) {
-        csysbus *wrapper = calloc(1, sizeof *wrapper);
-        if (wrapper == NULL) {
-            sd_bus_close_unref(bus);
-            copy_message(message, message_size, strerror(ENOMEM));
-            return -ENOMEM;
-        }
-        wrapper->bus = bus;
-        *out = wrapper;
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof matches / sizeof matches[0]; i++) {
+    // A one-shot reading (no `dirty`) subscribes to nothing.
+    for (size_t i = 0; dirty != NULL && i < sizeof matches / sizeof matches[0]; i++) {
         r = sd_bus_add_match(bus, NULL, matches[i], on_signal, dirty);
         if (r < 0) {
             char text[256];

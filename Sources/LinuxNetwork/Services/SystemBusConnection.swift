@@ -20,14 +20,14 @@ final class SystemBusConnection {
     }
 
     let handle: OpaquePointer
-    private let where_: String
+    private let location: String
     private let callTimeout: Duration
 
     /// Connects to the bus at `address` (nil: `DBUS_SYSTEM_BUS_ADDRESS`, else the standard
     /// socket); with `dirty`, subscribes to the services' signals (each sets it to 1).
     init(address: String?, callTimeout: Duration, dirty: UnsafeMutablePointer<Int32>?) throws(Failure) {
         self.callTimeout = callTimeout
-        where_ = Self.describe(address)
+        location = Self.describe(address)
         var message = [CChar](repeating: 0, count: 512)
         var bus: OpaquePointer?
         let timeout = UInt64(clamping: max(callTimeout.components.seconds, 0)) * 1_000_000
@@ -40,9 +40,9 @@ final class SystemBusConnection {
         }
         guard opened >= 0, let bus else {
             if opened == -ETIMEDOUT {
-                throw Failure(description: "the bus at \(where_) did not answer within \(Self.words(callTimeout))")
+                throw Failure(description: "the bus at \(location) did not answer within \(Self.words(callTimeout))")
             }
-            throw Failure(description: "no system bus at \(where_): \(Self.text(message))")
+            throw Failure(description: "no system bus at \(location): \(Self.text(message))")
         }
         handle = bus
     }
@@ -117,7 +117,7 @@ final class SystemBusConnection {
 
     /// The bus's words for a failed call, or that it did not answer in time.
     private func explain(_ result: Int32, _ message: [CChar]) -> String {
-        result == -ETIMEDOUT ? "the bus at \(where_) did not answer within \(Self.words(callTimeout))" : Self.text(message)
+        result == -ETIMEDOUT ? "the bus at \(location) did not answer within \(Self.words(callTimeout))" : Self.text(message)
     }
 
     private func ask(_ call: (inout [CChar]) -> Int32, _ timedOut: inout String?) -> Result<Bool, Failure> {
