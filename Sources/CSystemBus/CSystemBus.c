@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <systemd/sd-bus.h>
 
 struct csysbus {
@@ -43,42 +44,62 @@ static const char *const matches[] = {
     "type='signal',path_namespace='/org/freedesktop/ModemManager1'",
 };
 
+/// Connects and authenticates, giving up after `timeout_usec`: sd_bus_start only begins the
+/// handshake, which is then driven here (a bus that accepts and never answers would otherwise
+/// hold the first call for sd-bus's 90 s authentication timeout).
+static int start_within(sd_bus *bus, uint64_t timeout_usec) {
+    int r = sd_bus_start(bus);
+    if (r < 0) return r;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t start = (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
+    uint64_t deadline = start + timeout_usec;
+    while ((r = sd_bus_is_ready(bus)) == 0) {
+        r = sd_bus_process(bus, NULL);
+        if (r < 0) return r;
+        if (r > 0) continue;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        uint64_t current = (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
+        if (current >= deadline) return -ETIMEDOUT;
+        r = sd_bus_wait(bus, deadline - current);
+        if (r < 0 && r != -EINTR) return r;
+    }
+    return r < 0 ? r : 0;
+}
+
 int csysbus_open(const char *address, uint64_t call_timeout_usec, int *dirty, csysbus **out,
                  char *message, size_t message_size) {
     *out = NULL;
     sd_bus *bus = NULL;
-    int r;
     if (address == NULL) {
-        r = sd_bus_open_system(&bus);
-        if (r < 0) {
-            copy_message(message, message_size, strerror(-r));
-            return r;
-        }
-    } else {
-        r = sd_bus_new(&bus);
-        if (r >= 0) r = sd_bus_set_address(bus, address);
-        if (r >= 0) r = sd_bus_set_bus_client(bus, 1);
-        if (r >= 0) r = sd_bus_start(bus);
-        if (r < 0) {
-            copy_message(message, message_size, strerror(-r));
-            sd_bus_unref(bus);
-            return r;
-        }
+        const char *variable = getenv("DBUS_SYSTEM_BUS_ADDRESS");
+        address = variable != NULL && variable[0] != 0 ? variable : "unix:path=/run/dbus/system_bus_socket";
     }
-    (void)sd_bus_set_method_call_timeout(bus, call_timeout_usec);
-    for (size_t i = 0; i < sizeof matches / sizeof matches[0]; i++) {
+    int r = sd_bus_new(&bus);
+    if (r >= 0) r = sd_bus_set_address(bus, address);
+    if (r >= 0) r = sd_bus_set_bus_client(bus, 1);
+    if (r >= 0) r = sd_bus_set_method_call_timeout(bus, call_timeout_usec);
+    if (r >= 0) r = start_within(bus, call_timeout_usec);
+    if (r < 0) {
+        copy_message(message, message_size, r == -ETIMEDOUT ? "it did not answer" : strerror(-r));
+        sd_bus_close_unref(bus);
+        return r;
+    }
+    // A one-shot reading (no `dirty`) subscribes to nothing.
+    for (size_t i = 0; dirty != NULL && i < sizeof matches / sizeof matches[0]; i++) {
         r = sd_bus_add_match(bus, NULL, matches[i], on_signal, dirty);
         if (r < 0) {
             char text[256];
-            snprintf(text, sizeof text, "subscribing to signals failed: %s", strerror(-r));
+            snprintf(text, sizeof text, "subscribing to signals failed: %s",
+                     r == -ETIMEDOUT ? "the bus did not answer" : strerror(-r));
             copy_message(message, message_size, text);
-            sd_bus_flush_close_unref(bus);
+            sd_bus_close_unref(bus);
             return r;
         }
     }
     csysbus *wrapper = calloc(1, sizeof *wrapper);
     if (wrapper == NULL) {
-        sd_bus_flush_close_unref(bus);
+        sd_bus_close_unref(bus);
         copy_message(message, message_size, strerror(ENOMEM));
         return -ENOMEM;
     }
@@ -89,7 +110,7 @@ int csysbus_open(const char *address, uint64_t call_timeout_usec, int *dirty, cs
 
 void csysbus_close(csysbus *bus) {
     if (bus == NULL) return;
-    sd_bus_flush_close_unref(bus->bus);
+    sd_bus_close_unref(bus->bus);
     free(bus);
 }
 

@@ -77,6 +77,10 @@ public final class LinuxReachability: ReachabilityProviding {
     /// The latest detection with its reasons (for `imgpolicy network`).
     public var detection: NetworkDetection { loop.detection }
 
+    /// The latest detection, the latest facts and the state combined from them, read at once
+    /// (reading `detection`, `serviceFacts` and `currentState` one by one may straddle a change).
+    public var snapshot: NetworkSnapshot { loop.snapshot }
+
     /// What NetworkManager and ModemManager said last, each fact with its source or why it is
     /// unknown.
     public var serviceFacts: ServiceFacts { loop.facts }

@@ -170,8 +170,9 @@ struct Decide: AsyncParsableCommand {
         case .auto:
             do {
                 if let fromEnvironment = try EnvironmentReachability(environment: environment) { return fromEnvironment }
-                // One detection (no listener: a run of the command needs one reading).
-                return FixedReachability(NetworkDetector().detect().state)
+                // One reading of the kernel and the system bus (no listener: a run of the command
+                // needs one), the same as `imgpolicy network` shows.
+                return FixedReachability(NetworkDetector().detectWithServices().state)
             } catch {
                 throw CommandFailure.usage(error.description)
             }

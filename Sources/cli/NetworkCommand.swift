@@ -35,41 +35,46 @@ struct NetworkCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure.usage(error.description)
         }
-        let configuration = LinuxReachability.Configuration(detector: NetworkDetector(root: root))
+        let detector = NetworkDetector(root: root)
+        func report(_ snapshot: NetworkSnapshot) -> NetworkReport {
+            NetworkReport(state: override?.state ?? snapshot.state, override: override, detection: snapshot.detection,
+                          facts: snapshot.facts)
+        }
+        guard watch, override == nil else {
+            // One reading: the headline is combined from the very facts the sources show, and the
+            // bus gets at most about two call timeouts, whatever it does.
+            let current = report(detector.detectWithServices())
+            write(json ? current.jsonLine : watch ? Self.escapedLines(current.line) : Self.escapedLines(current.text))
+            return
+        }
         let provider: LinuxReachability
         do {
-            provider = try LinuxReachability(configuration: configuration)
+            provider = try LinuxReachability(configuration: LinuxReachability.Configuration(detector: detector))
         } catch {
-            guard !watch else { throw CommandFailure(error.description, status: .unavailable) }
-            // No events (netlink forbidden here): one detection, no services.
-            let detection = configuration.detector.detect()
-            let report = NetworkReport(state: override?.state ?? detection.state, override: override, detection: detection,
-                                       facts: .unknown(error.description))
-            write(json ? report.jsonLine : report.text)
-            return
+            throw CommandFailure(error.description, status: .unavailable)
         }
         await provider.servicesAsked()
-        func report(_ state: NetworkState) -> NetworkReport {
-            NetworkReport(state: override?.state ?? state, override: override, detection: provider.detection,
-                          facts: provider.serviceFacts)
+        // Each line is printed from one snapshot (the settled state first), and only when it says
+        // something new: a stream value that the snapshot already showed is no change.
+        var printed: String?
+        func show() {
+            let current = report(provider.snapshot)
+            let text = json ? current.jsonLine : Self.escapedLines(current.line)
+            guard text != printed else { return }
+            printed = text
+            write(text)
         }
-        guard watch else {
-            let current = report(provider.currentState)
-            write(json ? current.jsonLine : current.text)
-            await provider.shutdown()
-            return
-        }
-        if override != nil {
-            let current = report(provider.currentState)
-            write(json ? current.jsonLine : current.line)
-            await provider.shutdown()
-            return
-        }
-        for await state in provider.stateChanges() {
-            let current = report(state)
-            write(json ? current.jsonLine : current.line)
+        show()
+        for await _ in provider.stateChanges() {
+            show()
         }
         await provider.shutdown()
+    }
+
+    /// Each line made safe for a terminal (the bus address, interface names and the services'
+    /// words come from outside).
+    static func escapedLines(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escaped(String($0)) }.joined(separator: "\n")
     }
 
     /// Standard output, unbuffered: a watcher reading a pipe sees each line at once.

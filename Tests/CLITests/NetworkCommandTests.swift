@@ -52,3 +52,14 @@ struct NetworkCommandTests {
         #expect(object["source"] as? String == "IMGPOLICY_NETWORK")
     }
 }
+
+/// `imgpolicy network` as text: nothing from outside reaches the terminal raw.
+struct NetworkCommandTextTests {
+    let cli = CLIRunner()
+
+    @Test func everyTextLineIsEscaped() async throws {
+        let result = try await cli.run(["network"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/x\u{1B}[2J"])
+        #expect(!result.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(result.stdout.debugDescription)")
+        #expect(result.stdout.contains(#"unix:path=/x\u{1B}[2J"#), "\(result.stdout)")
+    }
+}

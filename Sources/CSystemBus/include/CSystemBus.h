@@ -14,14 +14,15 @@ typedef struct csysbus csysbus;
 
 /// Connects to the system bus at `address`, or, when NULL, where sd-bus looks for it
 /// (`DBUS_SYSTEM_BUS_ADDRESS`, else /run/dbus/system_bus_socket). Every method call made through
-/// the connection gives up after `call_timeout_usec`. Subscribes to NameOwnerChanged for
+/// the connection gives up after `call_timeout_usec`, and so does connecting and authenticating
+/// (-ETIMEDOUT, "it did not answer"). Unless `dirty` is NULL (a one-shot reading), subscribes to NameOwnerChanged for
 /// NetworkManager and ModemManager and to the signals of their objects: each such signal sets
 /// `*dirty` to 1. Returns 0 and the connection in `*out`, or a negative errno with the reason
 /// in `message` (NUL-terminated, at most `message_size` bytes).
 int csysbus_open(const char *address, uint64_t call_timeout_usec, int *dirty, csysbus **out,
                  char *message, size_t message_size);
 
-/// Closes the connection (flushes what is queued, then frees it).
+/// Closes the connection and frees it (no flush: a peer that stopped reading cannot hold it).
 void csysbus_close(csysbus *bus);
 
 /// The descriptor to poll, the events to poll it for, and the timeout sd-bus needs (in

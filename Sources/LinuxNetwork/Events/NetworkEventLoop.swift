@@ -26,8 +26,11 @@ final class NetworkEventLoop: Sendable {
     struct State: Sendable {
         var detection: NetworkDetection
         var facts: ServiceFacts
-        /// The detected state with the services' facts: what is published.
+        /// The detected state with the services' facts, always combined from `detection` and
+        /// `facts` as they are now (under the same lock): what `currentState` reads.
         var current: NetworkState
+        /// The last state yielded to the streams (the loop thread catches up with `current`).
+        var published: NetworkState
         var activity = LinuxReachability.Activity()
         var continuations: [Int: AsyncStream<NetworkState>.Continuation] = [:]
         var nextID = 0
@@ -71,7 +74,8 @@ final class NetworkEventLoop: Sendable {
         let first = detector.detect()
         let facts = ServiceFacts.unknown(configuration.watchesSystemBus ? "the system bus has not been asked yet"
                                                                          : "not asked (the configuration leaves the system bus out)")
-        state = Locked(State(detection: first, facts: facts, current: LinuxReachability.combine(first.state, facts)))
+        let combined = LinuxReachability.combine(first.state, facts)
+        state = Locked(State(detection: first, facts: facts, current: combined, published: combined))
         var activity = LinuxReachability.Activity()
         activity.detections = 1
         state.withLock { $0.activity = activity }
@@ -95,12 +99,15 @@ final class NetworkEventLoop: Sendable {
 
     var detection: NetworkDetection { state.withLock { $0.detection } }
 
+    /// The detection, the facts and the state combined from them, read at once.
+    var snapshot: NetworkSnapshot { state.withLock { NetworkSnapshot(detection: $0.detection, facts: $0.facts) } }
+
     var activity: LinuxReachability.Activity { state.withLock { $0.activity } }
 
     func stateChanges() -> AsyncStream<NetworkState> {
         let (stream, continuation) = AsyncStream.makeStream(of: NetworkState.self, bufferingPolicy: .bufferingNewest(16))
         let id: Int? = state.withLock { state in
-            continuation.yield(state.current)
+            continuation.yield(state.published)
             guard !state.ended else { return nil }
             let id = state.nextID
             state.nextID += 1
@@ -121,7 +128,10 @@ final class NetworkEventLoop: Sendable {
 
     /// The services said something new: the thread publishes the combined state if it changed.
     func factsChanged(_ facts: ServiceFacts) {
-        state.withLock { $0.facts = facts }
+        state.withLock { state in
+            state.facts = facts
+            state.current = LinuxReachability.combine(state.detection.state, facts)
+        }
         commands.withLock { $0.republish = true }
         wake.signal()
     }
@@ -228,8 +238,9 @@ final class NetworkEventLoop: Sendable {
                 state.detection = detection
             }
             let combined = LinuxReachability.combine(state.detection.state, state.facts)
-            guard combined != state.current else { return (combined, []) }
             state.current = combined
+            guard combined != state.published else { return (combined, []) }
+            state.published = combined
             state.activity.published += 1
             return (combined, Array(state.continuations.values))
         }

@@ -82,48 +82,38 @@ final class SystemBusWatcher: Sendable {
         cnetlink_name_this_thread(Self.threadName)
         let dirty = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
         dirty.initialize(to: 0)
-        var bus: OpaquePointer?
+        var connection: SystemBusConnection?
         var retryDelay = Duration.seconds(1)
         var nextAttempt = ContinuousClock.now
         var readRetryDelay = Duration.seconds(1)
         var nextRead: ContinuousClock.Instant?
         defer {
-            if let bus { csysbus_close(bus) }
+            connection = nil
             dirty.deallocate()
             firstReadLatch.open()
             endLatch.open()
         }
         while !state.withLock({ $0.stop }) {
-            if bus == nil, ContinuousClock.now >= nextAttempt {
-                var message = [CChar](repeating: 0, count: 512)
-                let timeout = UInt64(clamping: callTimeout.components.seconds) * 1_000_000
-                    + UInt64(clamping: callTimeout.components.attoseconds / 1_000_000_000_000)
-                let opened: Int32
-                if let address {
-                    opened = csysbus_open(address, timeout, dirty, &bus, &message, message.count)
-                } else {
-                    opened = csysbus_open(nil, timeout, dirty, &bus, &message, message.count)
-                }
-                if opened < 0 {
-                    bus = nil
-                    let why = text(message)
-                    publish(.unknown("no system bus at \(Self.describe(address)): \(why)"))
-                    logger.debug("network services: no system bus, trying again", metadata: ["in": "\(retryDelay)", "why": "\(why)"])
+            if connection == nil, ContinuousClock.now >= nextAttempt {
+                do {
+                    connection = try SystemBusConnection(address: address, callTimeout: callTimeout, dirty: dirty)
+                    retryDelay = .seconds(1)
+                    dirty.pointee = 1
+                } catch {
+                    publish(.unknown(error.description))
+                    logger.debug("network services: no system bus, trying again", metadata: ["in": "\(retryDelay)", "why": "\(error)"])
                     nextAttempt = .now + retryDelay
                     retryDelay = min(retryDelay * 2, .seconds(30))
                     firstReadLatch.open()
-                } else {
-                    retryDelay = .seconds(1)
-                    dirty.pointee = 1
                 }
             }
             if let due = nextRead, ContinuousClock.now >= due {
                 nextRead = nil
                 dirty.pointee = 1
             }
-            if let connected = bus, dirty.pointee != 0 {
+            if let connected = connection, dirty.pointee != 0 {
                 dirty.pointee = 0
-                let (facts, complete) = readFacts(connected)
+                let (facts, complete) = connected.readFacts()
                 publish(facts)
                 firstReadLatch.open()
                 if complete {
@@ -136,7 +126,7 @@ final class SystemBusWatcher: Sendable {
             }
             var descriptors = [pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
             var timeout: Int32 = -1
-            if let connected = bus {
+            if let connected = connection?.handle {
                 descriptors.append(pollfd(fd: csysbus_fd(connected), events: Int16(truncatingIfNeeded: csysbus_events(connected)), revents: 0))
                 var deadline: UInt64 = .max
                 if csysbus_timeout(connected, &deadline) >= 0, deadline != .max {
@@ -155,12 +145,11 @@ final class SystemBusWatcher: Sendable {
                 break
             }
             if descriptors[0].revents != 0 { wake.drain() }
-            if let connected = bus {
+            if let connected = connection?.handle {
                 while true {
                     let processed = csysbus_process(connected)
                     if processed < 0 {
-                        csysbus_close(connected)
-                        bus = nil
+                        connection = nil
                         publish(.unknown("the system bus connection was lost: \(errorText(-processed))"))
                         logger.warning("network services: the system bus connection was lost; trying again", metadata: ["in": "\(retryDelay)"])
                         nextAttempt = .now + retryDelay
@@ -173,13 +162,6 @@ final class SystemBusWatcher: Sendable {
         }
     }
 
-    /// Where the bus was looked for, in words.
-    private static func describe(_ address: String?) -> String {
-        if let address { return address }
-        if let variable = getenv("DBUS_SYSTEM_BUS_ADDRESS") { return String(cString: variable) + " ($DBUS_SYSTEM_BUS_ADDRESS)" }
-        return "unix:path=/run/dbus/system_bus_socket (the standard place)"
-    }
-
     /// A poll timeout in milliseconds until `instant` (0 when past).
     private static func milliseconds(until instant: ContinuousClock.Instant) -> Int32 {
         let left = ContinuousClock.now.duration(to: instant)
@@ -189,68 +171,6 @@ final class SystemBusWatcher: Sendable {
     /// The shorter of two poll timeouts (-1: none).
     private static func earlier(_ a: Int32, _ b: Int32) -> Int32 {
         a < 0 ? b : b < 0 ? a : min(a, b)
-    }
-
-    /// The facts, and whether every running service answered.
-    private func readFacts(_ bus: OpaquePointer) -> (ServiceFacts, complete: Bool) {
-        var facts = ServiceFacts.unknown("")
-        var complete = true
-        switch hasOwner(bus, Self.networkManager) {
-        case .failure(let why):
-            facts.metered = .unknown("asking the bus for NetworkManager failed: \(why)")
-            facts.captive = facts.metered
-            complete = false
-        case .success(false):
-            facts.metered = .unknown("NetworkManager is not running (no \(Self.networkManager) on the bus)")
-            facts.captive = facts.metered
-        case .success(true):
-            let metered = networkManagerFact(bus, "Metered", ServiceFacts.metered(networkManagerValue:))
-            let captive = networkManagerFact(bus, "Connectivity", ServiceFacts.captive(networkManagerConnectivity:))
-            facts.metered = metered.fact
-            facts.captive = captive.fact
-            complete = complete && metered.answered && captive.answered
-        }
-        switch hasOwner(bus, Self.modemManager) {
-        case .failure(let why):
-            facts.roaming = .unknown("asking the bus for ModemManager failed: \(why)")
-            complete = false
-        case .success(false):
-            facts.roaming = .unknown("ModemManager is not running (no \(Self.modemManager) on the bus)")
-        case .success(true):
-            var states = [UInt32](repeating: 0, count: 16)
-            var count: Int32 = 0
-            var message = [CChar](repeating: 0, count: 512)
-            let read = csysbus_modem_registration_states(bus, &states, Int32(states.count), &count, &message, message.count)
-            facts.roaming = read < 0
-                ? .unknown("ModemManager's modems could not be read: \(text(message))")
-                : ServiceFacts.roaming(registrationStates: Array(states.prefix(Int(min(max(count, 0), Int32(states.count))))))
-            complete = complete && read >= 0
-        }
-        return (facts, complete)
-    }
-
-    private struct Failure: Error { var why: String }
-
-    private func hasOwner(_ bus: OpaquePointer, _ name: String) -> Result<Bool, Failure> {
-        var message = [CChar](repeating: 0, count: 512)
-        let result = csysbus_name_has_owner(bus, name, &message, message.count)
-        return result < 0 ? .failure(Failure(why: text(message))) : .success(result == 1)
-    }
-
-    /// A `u` property of NetworkManager's manager object, interpreted; unknown with the bus's
-    /// words when it cannot be read.
-    private func networkManagerFact(_ bus: OpaquePointer, _ member: String,
-                                    _ interpret: (UInt32) -> NetworkFact) -> (fact: NetworkFact, answered: Bool) {
-        var value: UInt32 = 0
-        var message = [CChar](repeating: 0, count: 512)
-        let result = csysbus_get_u32(bus, Self.networkManager, "/org/freedesktop/NetworkManager", Self.networkManager,
-                                     member, &value, &message, message.count)
-        guard result >= 0 else { return (.unknown("NetworkManager's \(member) could not be read: \(text(message))"), false) }
-        return (interpret(value), true)
-    }
-
-    private func text(_ message: [CChar]) -> String {
-        String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private func publish(_ facts: ServiceFacts) {
