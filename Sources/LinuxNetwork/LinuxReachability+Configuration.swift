@@ -1,3 +1,5 @@
+import Locking
+
 extension LinuxReachability {
     /// Where to read the interfaces, and how events are debounced.
     public struct Configuration: Sendable, Hashable {
@@ -72,6 +74,18 @@ extension LinuxReachability {
         /// One line: what failed and the system's words for why.
         public var description: String {
             "cannot watch the network: \(operation) failed: \(errorText(code))"
+        }
+    }
+}
+
+extension LinuxReachability.StartError {
+    /// Starts a thread of the provider's own running `body`.
+    /// - Throws: a `StartError` for `pthread_create` when no thread can be had.
+    static func thread(_ body: @escaping @Sendable () -> Void) throws(LinuxReachability.StartError) -> OwnedThread {
+        do {
+            return try OwnedThread(body)
+        } catch {
+            throw LinuxReachability.StartError(operation: "pthread_create", code: error.code)
         }
     }
 }

@@ -117,19 +117,12 @@ public final class DecodingQueue: Sendable {
     }
 
     private func spawn() {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { context in
-            let queue = Unmanaged<DecodingQueue>.fromOpaque(context!).takeRetainedValue()
-            queue.runJobs()
-            return nil
-        }, context)
-        if created == 0 {
-            pthread_detach(thread)
-        } else {
+        do {
+            try OwnedThread.detached { [self] in runJobs() }
+        } catch {
             // No thread: run the jobs here rather than leave them waiting forever.
-            logger.error("could not start a decoding thread", metadata: ["errno": "\(created)"])
-            Unmanaged<DecodingQueue>.fromOpaque(context).takeRetainedValue().runJobs()
+            logger.error("could not start a decoding thread", metadata: ["errno": "\(error.code)"])
+            runJobs()
         }
     }
 }

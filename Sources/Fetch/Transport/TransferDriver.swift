@@ -1,4 +1,5 @@
 import CCurl
+import Locking
 import Logging
 import Policy
 
@@ -39,26 +40,11 @@ final class TransferDriver: @unchecked Sendable {
 
     /// Starts the thread, which keeps this driver (not the transport) until it has stopped.
     func start() {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        #if canImport(Darwin)
-        var thread: pthread_t?
-        #else
-        var thread = pthread_t()
-        #endif
-        let created = pthread_create(&thread, &attributes, { context in
-            #if canImport(Darwin)
-            let driver = Unmanaged<TransferDriver>.fromOpaque(context).takeRetainedValue()
-            #else
-            let driver = Unmanaged<TransferDriver>.fromOpaque(context!).takeRetainedValue()
-            #endif
-            driver.run()
-            return nil
-        }, context)
-        pthread_attr_destroy(&attributes)
-        precondition(created == 0, "cannot start the transport thread: \(created)")
+        do {
+            try OwnedThread.detached { [self] in run() }
+        } catch {
+            preconditionFailure("cannot start the transport thread: \(error.code)")
+        }
     }
 
     private func run() {

@@ -83,7 +83,7 @@ final class NetworkEventLoop: Sendable {
 
         do {
             // The thread holds the loop until it ends.
-            let thread = try OwnedThread { [self] in run() }
+            let thread = try LinuxReachability.StartError.thread { [self] in run() }
             state.withLock { $0.thread = thread }
         } catch {
             close(socket)

@@ -51,7 +51,7 @@ final class SystemBusWatcher: Sendable {
         self.changed = changed
         wake = try WakeSignal()
         state = Locked(State(facts: .unknown("the system bus has not been asked yet")))
-        let thread = try OwnedThread { [self] in run() }
+        let thread = try LinuxReachability.StartError.thread { [self] in run() }
         state.withLock { $0.thread = thread }
     }
 

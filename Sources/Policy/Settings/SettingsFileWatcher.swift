@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import Locking
 
 /// Watches one file's folder with inotify (so that an atomic replace, a rename over the file, is
 /// seen as well as a write in place or a removal) on a thread of its own, and calls back after
@@ -43,28 +44,16 @@ final class SettingsFileWatcher: Sendable {
     /// `stop()`; `ended` is called last. Returns false (and closes everything) when no thread
     /// can be made.
     func start(changed: @escaping @Sendable () -> Void, ended: @escaping @Sendable () -> Void) -> Bool {
-        final class Body: Sendable {
-            let run: @Sendable () -> Void
-            init(_ run: @escaping @Sendable () -> Void) { self.run = run }
-        }
-        let body = Body { [self] in
-            run(changed: changed)
-            ended()
-        }
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(body).toOpaque()
-        let created = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<Body>.fromOpaque(raw).takeRetainedValue().run()
-            return nil
-        }, context)
-        guard created == 0 else {
-            Unmanaged<Body>.fromOpaque(context).release()
+        do {
+            try OwnedThread.detached { [self] in
+                run(changed: changed)
+                ended()
+            }
+            return true
+        } catch {
             closeAll()
             return false
         }
-        pthread_detach(thread)
-        return true
     }
 
     /// Ends the watch: the thread wakes, closes the descriptors and returns.
