@@ -14,6 +14,21 @@ struct SettingsChangesTests {
         return names.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == "anon_inode:inotify" }.count
     }
 
+    @Test func aStoreWithNoLocationYieldsOnceWatchesNothingAndCreatesNothing() async throws {
+        let store = FileSettingsStore.atDefaultLocation(environment: ["HOME": "/nonexistent-imgpolicy-home"])
+        let values = LockedList<Result<[String: SettingValue], DataFileError>>()
+        let consumer = Task {
+            for await value in store.changes() { values.append(value) }
+            values.append(.success(["finished": .bool(true)]))
+        }
+        // The stream finishes by itself: there is nothing to watch.
+        #expect(await waitUntil { values.values.count == 2 }, "\(values.values)")
+        consumer.cancel()
+        #expect((try? values.values.first?.get()) == [:])
+        // Its placeholder path ("~/...") is never taken for a relative folder to create and watch.
+        #expect(!FileManager.default.fileExists(atPath: FileManager.default.currentDirectoryPath + "/~"))
+    }
+
     @Test func anotherProcessesChangesReachTheConsumer() async throws {
         let folder = TemporaryFolder()
         let path = folder.file("config/imgpolicy/settings.json")

@@ -20,7 +20,8 @@ extension FileSettingsStore {
     public func changes() -> AsyncStream<Result<[String: SettingValue], DataFileError>> {
         let (stream, continuation) = AsyncStream.makeStream(of: Result<[String: SettingValue], DataFileError>.self,
                                                             bufferingPolicy: .bufferingNewest(8))
-        let watcher = SettingsFileWatcher(path: path)
+        // A store with no location (no usable HOME) has nothing to watch: its path is not a real one.
+        let watcher = isUnavailable ? nil : SettingsFileWatcher(path: path)
         let last = Locked(readResult())
         continuation.yield(last.withLock { $0 })
         guard let watcher else {

@@ -41,6 +41,9 @@ public final class FileSettingsStore: SettingsStore {
     // Why there is no file to write (no usable default location); reads are then empty.
     private let unavailable: String?
 
+    /// Whether the store has no location (made without a usable HOME): reads are empty, writes fail.
+    var isUnavailable: Bool { unavailable != nil }
+
     /// A store backed by the file at `path`. Nothing is read until a value is asked for.
     public init(path: String) {
         self.path = path
