@@ -36,7 +36,7 @@ public final class TemporaryDiskCache: Sendable {
     ///   - capacity: the most bytes kept (default 64 MiB).
     ///   - logger: the cache's logger (default: off).
     /// - Throws: `DiskCacheError` when the folder cannot be made or opened.
-    public init(capacity: Int = 64 << 20, logger: Logger = Logger(label: "imgpolicy", factory: { _ in SwiftLogNoOpLogHandler() })) throws(DiskCacheError) {
+    public init(capacity: Int = 64 << 20, logger: Logger = .disabled) throws(DiskCacheError) {
         var template = Array((NSTemporaryDirectory() + "/imgpolicy-disk-cache-XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { buffer in
             buffer.baseAddress.flatMap { mkdtemp($0) } != nil

@@ -1,4 +1,5 @@
 import Locking
+import Policy
 
 extension LinuxReachability {
     /// Where to read the interfaces, and how events are debounced.
@@ -73,7 +74,7 @@ extension LinuxReachability {
 
         /// One line: what failed and the system's words for why.
         public var description: String {
-            "cannot watch the network: \(operation) failed: \(errorText(code))"
+            "cannot watch the network: \(operation) failed: \(errnoText(code))"
         }
     }
 }

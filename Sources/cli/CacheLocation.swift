@@ -21,7 +21,7 @@ struct CacheLocation: ParsableArguments {
     /// Opens the cache, creating its folder. A folder that is not a cache (not empty, no
     /// `.imgpolicy-cache` marker) or cannot be opened, or no folder at all (no `--cache-dir` and
     /// no usable `HOME`), is exit 74, naming it.
-    func open(logger: Logger = Logger(label: "imgpolicy", factory: { _ in SwiftLogNoOpLogHandler() })) throws -> DiskCache {
+    func open(logger: Logger = .disabled) throws -> DiskCache {
         guard let folder else {
             throw CommandFailure(UserFolder.missingMessage("XDG_CACHE_HOME", what: "cache", option: "--cache-dir DIR"), status: .ioError)
         }
@@ -34,7 +34,7 @@ struct CacheLocation: ParsableArguments {
 
     /// Opens the cache only if its folder exists (a decision should not create folders); no
     /// folder at all is no cache.
-    func openIfPresent(logger: Logger = Logger(label: "imgpolicy", factory: { _ in SwiftLogNoOpLogHandler() })) throws -> DiskCache? {
+    func openIfPresent(logger: Logger = .disabled) throws -> DiskCache? {
         var isFolder: ObjCBool = false
         guard let folder, FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else { return nil }
         return try open(logger: logger)

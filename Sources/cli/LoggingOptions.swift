@@ -38,7 +38,7 @@ struct LoggingOptions: ParsableArguments {
     /// writes nothing. Commands pass it to the library types they create (`logger:`).
     func logger(environment: [String: String]) throws(CommandFailure) -> Logger {
         guard let level = try level(environment: environment) else {
-            return Logger(label: "imgpolicy") { _ in SwiftLogNoOpLogHandler() }
+            return .disabled
         }
         return Logger(label: "imgpolicy") { _ in StandardErrorLogHandler(level: level) }
     }

@@ -111,7 +111,7 @@ public final class DiskCache: CacheInspecting {
     ///   not empty and has no cache marker (nothing in it is read or removed then). An empty folder
     ///   that cannot be written is no error: it opens as an empty cache, only read.
     public init(folder: String, capacity: Int = 512 << 20, largestEntry: Int? = nil, fileMode: UInt32 = 0o600,
-                logger: Logger = Logger(label: "imgpolicy", factory: { _ in SwiftLogNoOpLogHandler() })) throws(DiskCacheError) {
+                logger: Logger = .disabled) throws(DiskCacheError) {
         layout = try DiskCacheFolder(path: folder, fileMode: mode_t(fileMode & 0o7777))
         let unwritable = try layout.claim()
         readOnly = unwritable != nil

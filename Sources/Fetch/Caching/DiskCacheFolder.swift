@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Policy
 
 /// The cache's folder on disk: its layout, and every system call that touches it.
 ///
@@ -522,8 +523,9 @@ struct SystemError: Error, Sendable {
     var errno: Int32
     var action: String
 
-    var message: String { "\(action): \(String(cString: strerror(errno)).lowercased())" }
+    var message: String { "\(action): \(Policy.errnoText(errno).lowercased())" }
     var cacheError: DiskCacheError { DiskCacheError(path: path, message: message) }
 }
 
-func errnoText() -> String { String(cString: strerror(errno)).lowercased() }
+/// The C library's message for the current `errno`, in lower case (it ends a message).
+func errnoText() -> String { Policy.errnoText(errno).lowercased() }

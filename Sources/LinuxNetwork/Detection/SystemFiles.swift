@@ -66,7 +66,3 @@ enum SystemFiles {
     }
 }
 
-/// The C library's words for `code` (`Operation not permitted`).
-func errorText(_ code: Int32) -> String {
-    String(cString: strerror(code))
-}

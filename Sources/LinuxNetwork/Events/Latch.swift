@@ -13,9 +13,6 @@ final class Latch: Sendable {
     // Whether the latch is open, and who waits for it.
     private let state = Locked(State())
 
-    /// Whether it has opened.
-    var isOpen: Bool { state.withLock { $0.isOpen } }
-
     /// Opens the latch and resumes every waiter (outside the lock). Later calls do nothing.
     func open() {
         let waiters = state.withLock { state in

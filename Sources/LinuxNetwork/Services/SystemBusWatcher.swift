@@ -7,6 +7,7 @@ import CNetlink
 import CSystemBus
 import Locking
 import Logging
+import Policy
 
 /// Listens to NetworkManager and ModemManager on the system bus (sd-bus) on a thread of its own,
 /// and reports their facts whenever they change.
@@ -54,8 +55,6 @@ final class SystemBusWatcher: Sendable {
         let thread = try LinuxReachability.StartError.thread { [self] in run() }
         state.withLock { $0.thread = thread }
     }
-
-    var facts: ServiceFacts { state.withLock { $0.facts } }
 
     /// Returns once the first attempt to read the facts is over (successful or not).
     func firstRead() async {
@@ -150,7 +149,7 @@ final class SystemBusWatcher: Sendable {
                     let processed = csysbus_process(connected)
                     if processed < 0 {
                         connection = nil
-                        publish(.unknown("the system bus connection was lost: \(errorText(-processed))"))
+                        publish(.unknown("the system bus connection was lost: \(errnoText(-processed))"))
                         logger.warning("network services: the system bus connection was lost; trying again", metadata: ["in": "\(retryDelay)"])
                         nextAttempt = .now + retryDelay
                         retryDelay = min(retryDelay * 2, .seconds(30))
