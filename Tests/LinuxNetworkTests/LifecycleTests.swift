@@ -25,7 +25,10 @@ struct LifecycleTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)")
         let report = object.compactMapValues { $0 as? Int }
         #expect(report["loopThreads"] == 0, "\(report)")
-        #expect(report["sockets"] == report["socketsBefore"], "\(report)")
-        #expect(report["eventfds"] == report["eventfdsBefore"], "\(report)")
+        // Every count must be there: two missing keys would otherwise compare equal (nil == nil).
+        let sockets = try #require(report["sockets"], "\(report)"), socketsBefore = try #require(report["socketsBefore"], "\(report)")
+        let eventfds = try #require(report["eventfds"], "\(report)"), eventfdsBefore = try #require(report["eventfdsBefore"], "\(report)")
+        #expect(sockets == socketsBefore, "\(report)")
+        #expect(eventfds == eventfdsBefore, "\(report)")
     }
 }

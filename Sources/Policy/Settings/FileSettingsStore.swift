@@ -168,7 +168,7 @@ public final class FileSettingsStore: SettingsStore {
         var members = try readSnapshot().members
         change(&members)
         let text = JSONWriter.text(of: JSONValue(.object(members)))
-        try AtomicFileWriter.write(Array(text.utf8), to: path)
+        try AtomicFileWriter.write(Array(text.utf8), to: path, createFolders: false)  // made above, before the lock
         let snapshot = Snapshot(identity: FileIdentity(path: path), members: members)
         state.withLock { $0.snapshot = snapshot }
     }
