@@ -124,7 +124,8 @@ func run(base: String, count: Int, work: String) async throws {
     let cacheFolder = work + "/cache"
     let disk = try DiskCache(folder: cacheFolder, capacity: 1 << 30)
     let transport = CurlTransport(configuration: configuration)
-    let pipeline = ImagePipeline(downloader: transport, memory: MemoryCache(capacity: 256 << 20), disk: disk)
+    let pipeline = ImagePipeline(downloader: transport, memory: MemoryCache(capacity: 256 << 20), disk: disk,
+                                 diskWrites: .waitWhenFull)  // every image must reach the disk for the warm pass
     let library = await fetchAll(urls, with: pipeline, expecting: .network)
     let flushStart = ContinuousClock.now
     await pipeline.flush()

@@ -197,7 +197,8 @@ struct DiskCacheIndexTests {
         #expect(cache.image(for: original) == TestImages.png(size: 20_000, seed: 1))
     }
 
-    /// The figures of the README: `IMGPOLICY_CACHE_BENCH=1 swift test -c release --filter openingFigures`
+    /// The figures of the README: `swift build -c release && IMGPOLICY_CACHE_BENCH=1
+    /// IMGPOLICY_CACHE_BENCH_EXECUTABLE=.build/release/imgpolicy swift test --filter openingFigures`
     /// (builds a 100,000-entry cache, then opens it and runs a plain decision against it and an
     /// empty one). Skipped otherwise: it takes about a minute.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["IMGPOLICY_CACHE_BENCH"] == "1", "set IMGPOLICY_CACHE_BENCH=1 for the open-time figures"))
