@@ -11,6 +11,11 @@ public protocol ImageDownloading: Sendable {
     /// The body of a 2xx response that is a complete, non-empty image.
     func download(_ url: ImageURL) async throws(FetchError) -> [UInt8]
 
+    /// The same, at `priority`: the transport starts waiting transfers in priority order and
+    /// reads `priority` again each time it chooses (see `RequestPriority`). The default ignores
+    /// the priority.
+    func download(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> [UInt8]
+
     /// Holds downloads that have not started yet (while the user scrolls, say); those running
     /// go on. The default does nothing.
     func suspend()
@@ -20,6 +25,11 @@ public protocol ImageDownloading: Sendable {
 }
 
 extension ImageDownloading {
+    /// Downloads without regard to `priority`.
+    public func download(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> [UInt8] {
+        try await download(url)
+    }
+
     /// Does nothing: this downloader cannot hold downloads.
     public func suspend() {}
 
