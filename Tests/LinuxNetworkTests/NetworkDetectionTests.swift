@@ -105,3 +105,25 @@ struct NetworkDetectionTests {
         #expect(!detection.reasons.isEmpty)
     }
 }
+
+struct HostileNetworkTreeTests {
+    /// `imgpolicy network --root DIR` reads whatever a user planted there: a FIFO with no writer
+    /// in place of `proc/net/route` or an interface's `operstate` once made the detection wait forever.
+    @Test("a FIFO in the tree is not read and does not block", .timeLimit(.minutes(1)), arguments: ["proc/net/route", "operstate"])
+    func fifoIsRefused(_ file: String) async throws {
+        let tree = FakeNetworkTree()
+        try tree.add("eth0", driver: "e1000e")
+        try tree.routes([("eth0", 100)])
+        let path = file == "operstate"
+            ? tree.folder.path + "/sys/devices/pci0000:00/0000:00:03.0/net/eth0/operstate"
+            : tree.folder.path + "/" + file
+        #expect(unlink(path) == 0)
+        #expect(mkfifo(path, 0o600) == 0)
+        let detection = tree.detector.detect()   // returned at all: the old code never did
+        if file == "proc/net/route" {
+            #expect(detection.state == .offline, "no readable route table: \(detection.reasons)")
+        } else {
+            #expect(!detection.reasons.isEmpty)
+        }
+    }
+}

@@ -10,11 +10,16 @@ enum SystemFiles {
     /// The largest file read: `/proc/net/ipv6_route` with thousands of routes still fits.
     static let maximumSize = 4 << 20
 
-    /// The text of `path`, surrounding white space removed; nil when it cannot be read.
+    /// The text of the regular file `path`, surrounding white space removed; nil when it cannot
+    /// be read, is not a regular file, or would block.
     static func text(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: a FIFO planted in a fake tree (`network --root`) opens at once and is then
+        // refused below, and a file that waits for data fails instead of blocking.
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {

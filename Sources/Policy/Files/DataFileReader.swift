@@ -12,7 +12,8 @@ import Darwin
 /// Only regular files are read. The file is opened with `O_NONBLOCK` (opening a FIFO that has no
 /// writer would otherwise wait forever) and its type is checked with `fstat` on the open
 /// descriptor before any byte is read: a FIFO, directory, device or socket is refused with an
-/// `.unreadable` error naming the file and its type. Standard input (`-`) is read as it is, so
+/// `.unreadable` error naming the file and its type; the flag stays set, so a file that claims to
+/// be regular but waits for data (`/proc/kmsg`) is refused instead of blocking. Standard input (`-`) is read as it is, so
 /// that a pipe still works there.
 enum DataFileReader {
     /// The largest data file read: far above any real item, policy or settings file.
@@ -40,9 +41,8 @@ enum DataFileReader {
         guard kind == .regular else {
             throw DataFileError(.unreadable, source: path, message: "is \(kind?.article ?? "a special file"), not a regular file")
         }
-        // A regular file never blocks; clear the flag anyway so reads behave as documented.
-        let flags = fcntl(fd, F_GETFL)
-        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+        // O_NONBLOCK stays set: it changes nothing for a file on disk, and a procfs file that is
+        // "regular" but blocks until the kernel has something to say (/proc/kmsg) fails at once.
         return try readAll(fd: fd, source: path)
     }
 
@@ -53,8 +53,12 @@ enum DataFileReader {
         while true {
             let count = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
             if count < 0 {
-                if errno == EINTR { continue }
-                throw DataFileError(.unreadable, source: source, message: errnoText(errno).lowercased())
+                let code = errno
+                if code == EINTR { continue }
+                if code == EAGAIN || code == EWOULDBLOCK {
+                    throw DataFileError(.unreadable, source: source, message: "has nothing to read now (a kernel or device file that waits for data), not a data file")
+                }
+                throw DataFileError(.unreadable, source: source, message: errnoText(code).lowercased())
             }
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[0..<count])
