@@ -15,9 +15,14 @@ import Policy
 ///   when no process reads it the open fails at once (exit 74, nothing written) instead of
 ///   waiting for a reader forever; once open, the write waits for the reader as `cat > fifo` does.
 /// - A directory, block device or socket is refused (exit 74).
+/// - `-` is refused as a usage error (exit 64), not written as a file named `-`.
 enum ImageOutput {
     /// Writes `bytes` to `path`, or throws a failure with exit status 74 naming the path.
     static func write(_ bytes: [UInt8], to path: String) throws(CommandFailure) {
+        // `-` is not a file name here: standard output carries the decision's report.
+        guard path != "-" else {
+            throw .usage("--output -: standard output carries the report; give a file name (or /dev/stdout with the report sent elsewhere)")
+        }
         switch FileKind(path: path, followingLinks: true) {
         case .fifo, .characterDevice:
             try writeDirectly(bytes, to: path)

@@ -192,6 +192,13 @@ struct HostileInputTests {
         return try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir, "--output", target])
     }
 
+    @Test func outputDashIsAUsageErrorNotAFileNamedDash() async throws {
+        let result = try await fetchTo("-")
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("imgpolicy: --output -: "), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: PackagePaths.root + "/-"), "a file named - was written in the working folder")
+    }
+
     @Test func outputToDevNullWritesThroughIt() async throws {
         let result = try await fetchTo("/dev/null")
         #expect(result.status == 0, "\(result.stderr)")
