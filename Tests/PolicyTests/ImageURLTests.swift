@@ -6,11 +6,32 @@ struct ImageURLTests {
     @Test(arguments: [
         "http://a", "https://A.Example.COM/x.jpg", "https://img.example:1/x", "https://img.example:65535/x",
         "https://127.0.0.1:8080/x", "http://[::1]/x", "http://[2001:db8::1]:443/x", "https://xn--bcher-kva.example/b.png",
-        "https://a-b.c-d.example/x?q=1#f", "https://9gag.example/x", "https://localhost?x", "https://h#frag",
+        "https://a-b.c-d.example/x?q=1", "https://9gag.example/x", "https://localhost?x", "https://h",
+        "https://img.example./x", "http://1.2.3.4./x",
     ])
     func accepts(_ text: String) {
         #expect(ImageURL.problem(with: text) == nil, "\(ImageURL.problem(with: text) ?? "")")
-        #expect(ImageURL(text)?.absoluteString == text)
+        #expect(ImageURL(text)?.absoluteString == text.lowercased())
+    }
+
+    /// Two spellings of one resource are one URL: one cache entry, one download.
+    @Test(arguments: [
+        ("HTTPS://Img.Example.COM/A.JPG?Q=1", "https://img.example.com/A.JPG?Q=1"),
+        ("http://img.example:80/x", "http://img.example/x"),
+        ("https://img.example:443/x", "https://img.example/x"),
+        ("http://img.example:443/x", "http://img.example:443/x"),
+        ("https://img.example:8080/x", "https://img.example:8080/x"),
+        ("https://img.example:180/x", "https://img.example:180/x"),
+        ("http://[::1]:80/x", "http://[::1]/x"),
+        ("http://[::80]/x", "http://[::80]/x"),
+        ("https://img.example/x#top", "https://img.example/x"),
+        ("https://img.example#top", "https://img.example"),
+        ("https://IMG.example:443", "https://img.example"),
+        ("https://img.example/Path/%7Euser?a=B", "https://img.example/Path/%7Euser?a=B"),
+    ])
+    func normalises(_ text: String, _ normal: String) {
+        #expect(ImageURL(text)?.absoluteString == normal)
+        #expect(ImageURL(text) == ImageURL(normal))
     }
 
     @Test(arguments: [

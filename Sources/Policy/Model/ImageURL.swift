@@ -14,7 +14,8 @@ import Darwin
 /// - a scheme of `http` or `https` (any case), then `://`;
 /// - no user information (`user:password@`): credentials in URLs are refused, never stored;
 /// - a host that is an ASCII host name (labels of letters, digits and `-`, 1–63 characters, not
-///   starting or ending with `-`, 253 characters at most; punycode `xn--` labels are fine), a
+///   starting or ending with `-`, 253 characters at most; punycode `xn--` labels are fine; a
+///   trailing dot, as in a fully qualified `example.com.`, is allowed), a
 ///   dotted IPv4 address, or an IPv6 address in brackets; a name whose last label is all digits
 ///   must be a valid IPv4 address;
 /// - an optional port of 1–5 digits, 1–65535;
@@ -25,13 +26,34 @@ public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible 
     /// The longest URL accepted, in UTF-8 bytes (8 KiB, what common servers accept in a request line).
     public static let maximumLength = 8 << 10
 
-    /// The URL exactly as given.
+    /// The URL in its normal form (see `init(_:)`): the cache key, and what is requested.
     public let absoluteString: String
 
     /// Validates `text`, returning nil when it is not an acceptable image URL.
+    ///
+    /// The URL is kept in a normal form, so that two spellings of one resource share one cache
+    /// entry and one download: the scheme and the host in lower case, the scheme's default port
+    /// (`:80` for http, `:443` for https) left out, and the fragment (`#…`, which is never sent to
+    /// the server) removed. The path and query are kept exactly as given (they are case-sensitive).
     public init?(_ text: String) {
         guard Self.problem(with: text) == nil else { return nil }
-        absoluteString = text
+        absoluteString = Self.normalized(text)
+    }
+
+    /// `text` (already validated) in normal form.
+    static func normalized(_ text: String) -> String {
+        var text = Substring(text)
+        if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
+        guard let colon = text.firstIndex(of: ":") else { return String(text) }
+        let scheme = text[..<colon].lowercased()
+        let afterSlashes = text.index(colon, offsetBy: 3)   // "://" was checked by `problem(with:)`
+        let authorityEnd = text[afterSlashes...].firstIndex { $0 == "/" || $0 == "?" } ?? text.endIndex
+        var authority = text[afterSlashes..<authorityEnd].lowercased()
+        let defaultPort = scheme == "https" ? ":443" : ":80"
+        if authority.hasSuffix(defaultPort), !authority.hasSuffix("]") {
+            authority.removeLast(defaultPort.count)
+        }
+        return scheme + "://" + authority + text[authorityEnd...]
     }
 
     /// Why `text` is not an acceptable image URL, or nil when it is. The message never repeats
@@ -105,7 +127,9 @@ public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible 
             return "the host \"\(host)\" is not ASCII (write an international name in punycode, xn--…)"
         }
         guard host.utf8.count <= 253 else { return "the host is longer than 253 characters" }
-        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        // A fully qualified name may end with a dot (`example.com.`).
+        let qualified = host.count > 1 && host.last == "." ? host.dropLast() : host
+        let labels = qualified.split(separator: ".", omittingEmptySubsequences: false)
         for label in labels {
             let bytes = label.utf8
             let valid = !bytes.isEmpty && bytes.count <= 63 && bytes.first != UInt8(ascii: "-") && bytes.last != UInt8(ascii: "-")
@@ -114,7 +138,7 @@ public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible 
                 return "the host \"\(host)\" is not a valid host name (labels of letters, digits and \"-\", separated by dots)"
             }
         }
-        if let last = labels.last, last.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), !isIPAddress(host, family: AF_INET) {
+        if let last = labels.last, last.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), !isIPAddress(qualified, family: AF_INET) {
             return "the host \"\(host)\" is not a valid IPv4 address"
         }
         return nil
