@@ -33,6 +33,10 @@ struct StatsCommandTests {
 
     /// The value at `path` (object keys) in a JSON text.
     func value(_ text: some StringProtocol, _ path: String...) throws -> JSONValue.Kind? {
+        try value(text, path)
+    }
+
+    func value(_ text: some StringProtocol, _ path: [String]) throws -> JSONValue.Kind? {
         var value = try JSONParser().parse(String(text))
         for key in path {
             guard case .object(let members) = value.kind, let next = members.first(where: { $0.key == key })?.value else { return nil }
@@ -41,13 +45,9 @@ struct StatsCommandTests {
         return value.kind
     }
 
+    /// The whole number at `path` in a JSON text.
     func number(_ text: some StringProtocol, _ path: String...) throws -> Int? {
-        var value = try JSONParser().parse(String(text))
-        for key in path {
-            guard case .object(let members) = value.kind, let next = members.first(where: { $0.key == key })?.value else { return nil }
-            value = next
-        }
-        guard case .number(let digits) = value.kind else { return nil }
+        guard case .number(let digits)? = try value(text, path) else { return nil }
         return Int(digits)
     }
 

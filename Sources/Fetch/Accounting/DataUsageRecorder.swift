@@ -28,6 +28,13 @@ import Policy
 /// delivered in order, outside the lock.
 public final class DataUsageRecorder: Sendable {
     private struct State {
+        /// Whether the caller must deliver: nobody is delivering now (it then is).
+        mutating func startDelivering() -> Bool {
+            guard !delivering else { return false }
+            delivering = true
+            return true
+        }
+
         /// Everything counted since the recorder was made.
         var total = DataUsage()
         /// What no ledger holds yet (`takeUnsaved()`).
@@ -59,15 +66,18 @@ public final class DataUsageRecorder: Sendable {
     /// loads). The stream ends when the reader stops iterating.
     public func changes() -> AsyncStream<DataUsage> {
         let (stream, continuation) = AsyncStream.makeStream(of: DataUsage.self, bufferingPolicy: .bufferingNewest(1))
-        let (id, current) = state.withLock { state -> (Int, DataUsage) in
+        // Registered, then given the current value through the ordered delivery (every observer
+        // gets it again: harmless, and no older value can follow a newer one).
+        let (id, mustDeliver) = state.withLock { state -> (Int, Bool) in
             state.nextObserver += 1
             state.observers[state.nextObserver] = continuation
-            return (state.nextObserver, state.total)
+            state.version += 1
+            return (state.nextObserver, state.startDelivering())
         }
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
         }
-        continuation.yield(current)
+        if mustDeliver { deliver() }
         return stream
     }
 
@@ -138,11 +148,14 @@ public final class DataUsageRecorder: Sendable {
             state.total.merge(change)
             state.unsaved.merge(change)
             state.version += 1
-            guard !state.delivering else { return false }
-            state.delivering = true
-            return true
+            return state.startDelivering()
         }
-        guard mustDeliver else { return }
+        if mustDeliver { deliver() }
+    }
+
+    /// Yields each version to the observers until the latest was delivered (only the thread
+    /// that started delivering runs this).
+    private func deliver() {
         while true {
             let next = state.withLock { state -> (DataUsage, [AsyncStream<DataUsage>.Continuation])? in
                 guard state.delivered != state.version else {
