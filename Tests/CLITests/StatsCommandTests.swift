@@ -192,4 +192,43 @@ struct StatsCommandTests {
         #expect(fetch.stderr == "imgpolicy: \(path): is \(kind), not a regular file; the usage ledger never reads or writes through it (remove it)\n")
         #expect(try cli.home.read("outside.json") == "my own file\n")
     }
+
+    /// `kill -9` at random moments of `--fetch` runs recording into one ledger (spread over a
+    /// whole run's duration, so some land while the record is written): `stats` never finds a
+    /// half-written or damaged record, and the next run sweeps what a killed writer left.
+    @Test func killedRecordingsNeverLeaveAHalfWrittenRecord() async throws {
+        _ = try await fetch(0..<5)  // cached now: each later run reads the disk and records
+        let items = try items(0..<5, name: "k.json")
+        let arguments = ["--network", "cellular", "--item", items, "--fetch", "--cache-dir", cacheDir]
+        let environment = ["XDG_CONFIG_HOME": cli.home.file("config"), "HOME": cli.home.path]
+        let start = ContinuousClock.now
+        #expect(try await cli.run(arguments).status == 0)
+        let runTime = ContinuousClock.now - start
+        let microseconds = Int(runTime.components.seconds) * 1_000_000 + Int(runTime.components.attoseconds / 1_000_000_000_000)
+        var generator = SeededGenerator(seed: 8)
+        var killedRunning = 0
+        for round in 0..<30 {
+            let delay = UInt32(clamping: Int.random(in: 0...max(1, microseconds), using: &generator))
+            let wasRunning = try await offThePool { () -> Bool in
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: PackagePaths.executable)
+                process.arguments = arguments
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                usleep(delay)
+                let running = process.isRunning
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return running
+            }
+            if wasRunning { killedRunning += 1 }
+            let stats = try await cli.run(["stats", "--json", "--cache-dir", cacheDir])
+            #expect(stats.status == 0 && stats.stderr.isEmpty, "round \(round): \(stats.stderr)")
+        }
+        #expect(killedRunning > 0, "no kill landed while a run was running")
+        #expect(try await cli.run(arguments).status == 0)
+        #expect(try cli.home.list("cache/usage").allSatisfy { !$0.hasPrefix(".") && !$0.contains("damaged") })
+    }
 }
