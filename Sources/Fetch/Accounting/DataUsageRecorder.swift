@@ -1,5 +1,4 @@
 import Locking
-import Logging
 import Policy
 
 /// Counts what an `ImageLoader`'s loads cost, for an app to read and observe: give it to the
@@ -52,12 +51,9 @@ public final class DataUsageRecorder: Sendable {
 
     // Guards the counts, the observers and the delivery state.
     private let state = Locked(State())
-    private let logger: Logger
 
-    /// Creates a recorder with nothing counted.
-    public init(logger: Logger = .disabled) {
-        self.logger = logger
-    }
+    /// Creates a recorder with nothing counted (counting cannot fail: there is nothing to log).
+    public init() {}
 
     /// Everything counted since the recorder was made.
     public var usage: DataUsage { state.withLock { $0.total } }
