@@ -128,7 +128,7 @@ struct Decide: AsyncParsableCommand {
             await pipeline.flush()
             await transport?.shutdown()
             let decoded = try sizing.decode(results.images.first ?? nil)
-            output += SizeOption.annotate(results.lines, with: decoded, json: json).joined()
+            output += SizeOption.annotate(results.lines, with: decoded, json: json).joined() + results.usage
             FileHandle.standardOutput.write(Data(output.utf8))
             if let path = self.output {
                 if let image = results.images.first ?? nil {

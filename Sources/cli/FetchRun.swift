@@ -13,6 +13,8 @@ import Policy
 struct FetchRun {
     let loader: ImageLoader
     let json: Bool
+    /// What the run's loads cost: the summary line, and the ledger in the cache folder.
+    let usage = DataUsageRecorder()
 
     var pipeline: ImagePipeline { loader.pipeline }
 
@@ -25,7 +27,7 @@ struct FetchRun {
             values[declaration.key] = .bool(settings.isOn(at: position))
         }
         loader = ImageLoader(policy: policy, reachability: FixedReachability(network),
-                             settings: InMemorySettingsStore(values), pipeline: pipeline, logger: logger)
+                             settings: InMemorySettingsStore(values), pipeline: pipeline, usage: usage, logger: logger)
         self.json = json
     }
 
@@ -33,6 +35,8 @@ struct FetchRun {
         var lines: [String] = []
         var images: [FetchedImage?] = []
         var failure: CommandFailure?
+        /// The usage summary line (`usage: …`, or `{"usage":{…}}` with `--json`).
+        var usage = ""
     }
 
     func run(items: [ImageItem], decisions: [Decision]) async -> Results {
@@ -73,11 +77,34 @@ struct FetchRun {
             FileHandle.standardError.write(Data("imgpolicy: \(TerminalText.escaped("\(error)\(more)"))\n".utf8))
             results.failure = CommandFailure("", status: .ioError)
         }
+        results.usage = recordUsage(failure: &results.failure)
         if let failure = results.failure {
             // Each failure was already reported on its own line; exit with the status only.
             results.failure = CommandFailure("", status: failure.status)
         }
         return results
+    }
+
+    /// Adds the run's usage to the ledger in the cache folder (a damaged day file set aside is
+    /// reported on one line; a ledger that cannot be written too, and the run exits 74), and
+    /// returns the summary line, its saved bytes estimated from the whole ledger.
+    private func recordUsage(failure: inout CommandFailure?) -> String {
+        var perOriginal = usage.usage.averageOriginalBytes
+        if let disk = pipeline.disk {
+            let ledger = DataUsageLedger(cacheFolder: disk.folder, logger: loader.logger)
+            do {
+                for notice in try ledger.save(usage) {
+                    FileHandle.standardError.write(Data("imgpolicy: \(TerminalText.escaped(notice.description))\n".utf8))
+                }
+            } catch {
+                FileHandle.standardError.write(Data("imgpolicy: \(TerminalText.escaped(error.description))\n".utf8))
+                failure = CommandFailure("", status: .ioError)
+            }
+            perOriginal = ledger.read().total().averageOriginalBytes ?? perOriginal
+        }
+        let current = usage.usage
+        if json { return JSONWriter.compactText(of: JSONValue(.object([("usage", current.outputJSON(perOriginal: perOriginal))]))) + "\n" }
+        return TerminalText.escaped("usage: " + current.summaryText(perOriginal: perOriginal)) + "\n"
     }
 
     /// Loads every item at once, each through a slot of its own as an app would; the events

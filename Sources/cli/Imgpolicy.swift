@@ -13,13 +13,13 @@ struct Imgpolicy: AsyncParsableCommand {
             value, unknown setting in --set, a value that is not a boolean, an unknown policy name, a \
             bad IMGPOLICY_NETWORK or IMGPOLICY_LOG_LEVEL); 65 bad item, policy or settings file (or a \
             policy whose own cases fail; an item URL with credentials, a bad host or port, or longer \
-            than 8 KiB); 66 a file that does not exist, cannot be read, or is not a regular file (a \
+            than 8 KiB; a damaged usage record, for stats); 66 a file that does not exist, cannot be read, or is not a regular file (a \
             FIFO, device, socket or folder); 69 a download failed (server or network); 74 a local \
             file or the cache could not be written (--output: a FIFO nobody reads, a folder, a \
             socket or a block device; no usable HOME for a default location that must be written).
             """,
         version: Version.current,
-        subcommands: [Decide.self, SettingsCommand.self, PolicyCommand.self, NetworkCommand.self, CacheCommand.self],
+        subcommands: [Decide.self, SettingsCommand.self, PolicyCommand.self, NetworkCommand.self, CacheCommand.self, StatsCommand.self],
         defaultSubcommand: Decide.self
     )
 

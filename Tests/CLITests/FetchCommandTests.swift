@@ -118,8 +118,8 @@ struct FetchCommandTests {
         let result = try await cli.run(["--network", "wifi", "--item", path, "--fetch", "--cache-dir", cacheDir])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
-        #expect(lines.count == 12)
-        for (n, line) in lines.enumerated() { #expect(line.hasPrefix("i\(n): load original from network")) }
+        #expect(lines.count == 13 && lines.last?.hasPrefix("usage: ") == true)  // the last: the usage line
+        for (n, line) in lines.dropLast().enumerated() { #expect(line.hasPrefix("i\(n): load original from network")) }
         #expect(rendezvous.met, "the loads never overlapped: they ran one after the other")
         for n in 0..<12 { #expect(server.hits("/img\(n).png") == 1) }
     }

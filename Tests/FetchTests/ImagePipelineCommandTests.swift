@@ -51,7 +51,7 @@ struct ImagePipelineCommandTests {
         #expect(!second.stderr.contains("offline"))
         let errors = second.stderr.split(separator: "\n")
         #expect(errors.allSatisfy { $0.hasPrefix("imgpolicy: \(cacheDir)/") }, "\(second.stderr.prefix(500))")
-        let lines = second.stdout.split(separator: "\n")
+        let lines = second.stdout.split(separator: "\n").dropLast()  // the last: the usage line
         #expect(lines.count == 3000)
         #expect(lines.allSatisfy { $0.contains(" original from ") && !$0.contains("failed") })
     }
@@ -68,7 +68,7 @@ struct ImagePipelineCommandTests {
         let items = try items(8, size: 300_000)
         let result = try await run(["--network", "wifi", "--item", items, "--fetch", "--cache-dir", mountPoint + "/cache"])
         #expect(result.status == 74, "\(result.stderr)")
-        let lines = result.stdout.split(separator: "\n")
+        let lines = result.stdout.split(separator: "\n").dropLast()  // the last: the usage line
         #expect(lines.count == 8 && lines.allSatisfy { $0.contains("load original from network, 300000 bytes") }, "\(result.stdout)")
         // One cause, one line: the first path that failed, and how many more failed so.
         let errors = result.stderr.split(separator: "\n")

@@ -13,6 +13,7 @@ import Policy
 /// <folder>/tmp/entry-<16 hex>    temporaries being written (locked by their writer)
 /// <folder>/tmp/journal-<16 hex>  a journal being rewritten
 /// <folder>/ab/ab34…e1            entries: 32 hex digits of the URL's hash, in 256 shards
+/// <folder>/usage/                the data usage ledger (DataUsageLedger): never read or removed here
 /// ```
 ///
 /// The folder itself is opened as given (it may be a symbolic link, as `~/.cache` often is);
@@ -32,6 +33,7 @@ final class DiskCacheFolder: Sendable {
     static let markerText = Array("imgpolicy disk cache: every entry here may be removed at any time\n".utf8)
     static let journalName = "journal"
     static let temporaryFolderName = "tmp"
+    static let usageFolderName = "usage"
 
     var folderMode: mode_t { fileMode | ((fileMode & 0o444) >> 2) | 0o700 }
 
@@ -141,6 +143,8 @@ final class DiskCacheFolder: Sendable {
             }
             if name.hasPrefix(Self.markerName + ".new-") {
                 guard Self.isRegular(info) else { return false }
+            } else if name == Self.usageFolderName {
+                guard Self.isFolder(info), let inside = namesInSubfolder(name), inside.allSatisfy(DataUsageLedger.isOwnName) else { return false }
             } else if name == Self.journalName {
                 guard Self.isRegular(info), startsWithJournalMagic() else { return false }
             } else if name == Self.temporaryFolderName {
@@ -154,7 +158,7 @@ final class DiskCacheFolder: Sendable {
                 return false
             }
         }
-        let onlyMarkerTemporaries = names.allSatisfy { $0.hasPrefix(Self.markerName + ".new-") }
+        let onlyMarkerTemporaries = names.allSatisfy { $0.hasPrefix(Self.markerName + ".new-") || $0 == Self.usageFolderName }
         return onlyMarkerTemporaries || entries > 0
     }
 

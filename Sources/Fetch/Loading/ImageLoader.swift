@@ -28,13 +28,16 @@ public struct ImageLoader: Sendable {
     public var pipeline: ImagePipeline
     /// Where decisions made again (a cached variant that proved unreadable) are reported.
     public var logger: Logger
+    /// Counts every load's cost (nil: nothing is counted). See `DataUsageRecorder`.
+    public var usage: DataUsageRecorder?
 
     /// How many times one load decides again before it reports the cached copy as lost.
     static let maxRedecisions = 3
 
     /// Creates a loader.
     public init(policy: ImagePolicy, reachability: any ReachabilityProviding, settings: any SettingsStore,
-                pipeline: ImagePipeline, logger: Logger = .disabled) {
+                pipeline: ImagePipeline, usage: DataUsageRecorder? = nil, logger: Logger = .disabled) {
+        self.usage = usage
         self.policy = policy
         self.reachability = reachability
         self.settings = settings
@@ -49,8 +52,15 @@ public struct ImageLoader: Sendable {
     }
 
     /// Carries out `decision` with the pipeline (see `ImagePipeline.load(_:decision:)`); a "show
-    /// cached" decision whose variant cannot be read any more is made again first.
+    /// cached" decision whose variant cannot be read any more is made again first. The event is
+    /// counted by `usage`, once.
     public func load(_ item: ImageItem, decision: Decision) async -> SlotEvent {
+        let event = await produceEvent(item, decision: decision)
+        usage?.record(event, for: item, cache: pipeline)
+        return event
+    }
+
+    private func produceEvent(_ item: ImageItem, decision: Decision) async -> SlotEvent {
         var decision = decision
         for _ in 0..<Self.maxRedecisions {
             guard case .showCached(let variant, let url) = decision.action else { break }

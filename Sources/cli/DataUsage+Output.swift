@@ -1,0 +1,78 @@
+import Fetch
+import Policy
+
+/// How `imgpolicy stats` and `--fetch` print usage: text for people, JSON for programs.
+extension DataUsage {
+    /// `12.4 MB` (decimal units, as network plans count), `950 B` below a kilobyte.
+    static func bytesText(_ bytes: Int) -> String {
+        let units = ["KB", "MB", "GB", "TB", "PB"]
+        guard bytes >= 1000 else { return "\(bytes) B" }
+        var value = Double(bytes) / 1000
+        var unit = 0
+        while value >= 999.95 && unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10) \(units[unit])"
+    }
+
+    /// `2.0 MB downloaded (cellular 2.0 MB in 3 transfers), 1.0 MB from the caches; 4 originals
+    /// not downloaded (about 8.0 MB saved, estimated)`.
+    func summaryText(perOriginal: Int?) -> String {
+        let downloaded = downloadedBytes()
+        var text = "\(Self.bytesText(downloaded)) downloaded"
+        let perLink = links.compactMap { link -> String? in
+            let amount = amount { $0.source == .network && $0.link == link }
+            guard amount.transfers > 0 else { return nil }
+            return "\(link) \(Self.bytesText(amount.bytes)) in \(amount.transfers) transfer\(amount.transfers == 1 ? "" : "s")"
+        }
+        if !perLink.isEmpty { text += " (" + perLink.joined(separator: ", ") + ")" }
+        let cached = amount(from: .disk) + amount(from: .memory)
+        text += ", \(Self.bytesText(cached.bytes)) from the caches"
+        let held = originalsNotDownloaded()
+        text += "; \(held) original\(held == 1 ? "" : "s") not downloaded"
+        if held > 0 {
+            if let perOriginal {
+                text += " (about \(Self.bytesText(estimatedSavedBytes(perOriginal: perOriginal))) saved, estimated)"
+            } else {
+                text += " (saved: no estimate yet, no original downloaded to estimate from)"
+            }
+        }
+        return text
+    }
+
+    /// The JSON object of `stats --json` (per day and total) and of `--fetch --json`'s `usage`.
+    /// `byNetwork` counts downloaded bytes only; `savedBytesEstimate` is null without a basis.
+    func outputJSON(perOriginal: Int?) -> JSONValue {
+        func number(_ value: Int) -> JSONValue { JSONValue(.number(String(value))) }
+        func object(_ members: [(String, JSONValue)]) -> JSONValue { JSONValue(.object(members.map { (key: $0.0, value: $0.1) })) }
+        let sources: [FetchedImage.Source] = [.network, .disk, .memory]
+        let network = links.filter { link in amount { $0.source == .network && $0.link == link }.transfers > 0 }
+        let bytes = object([
+            ("downloaded", number(downloadedBytes())),
+            ("fromCaches", number((amount(from: .disk) + amount(from: .memory)).bytes)),
+            ("bySource", object(sources.map { ($0.rawValue, number(amount(from: $0).bytes)) })),
+            ("byNetwork", object(network.map { link in
+                (link.description, object(Variant.allCases.map { variant in
+                    (variant.rawValue, number(amount { $0.source == .network && $0.link == link && $0.variant == variant }.bytes))
+                }))
+            })),
+            ("byVariant", object(Variant.allCases.map { variant in (variant.rawValue, number(amount { $0.variant == variant }.bytes)) })),
+        ])
+        let transfers = object([
+            ("bySource", object(sources.map { ($0.rawValue, number(amount(from: $0).transfers)) })),
+            ("byNetwork", object(network.map { link in (link.description, number(amount { $0.source == .network && $0.link == link }.transfers)) })),
+            ("byVariant", object(Variant.allCases.map { variant in (variant.rawValue, number(amount { $0.variant == variant }.transfers)) })),
+        ])
+        let held = object([
+            ("total", number(originalsNotDownloaded())),
+            ("byNetwork", object(originalsNotDownloaded.sorted { $0.key < $1.key }.map { ($0.key.description, number($0.value)) })),
+        ])
+        return object([
+            ("bytes", bytes), ("transfers", transfers), ("originalsNotDownloaded", held),
+            ("savedBytesEstimate", perOriginal.map { number(estimatedSavedBytes(perOriginal: $0)) } ?? JSONValue(.null)),
+            ("retries", number(retries())),
+        ])
+    }
+}

@@ -1,0 +1,108 @@
+@testable import Fetch
+import Policy
+import Testing
+
+/// The value type: its arithmetic, its merge, its ledger form, and the UTC day.
+struct DataUsageTests {
+    static let cellular = DataUsage.Link(.cellular)
+    static let roaming = DataUsage.Link(.cellular, isRoaming: true)
+    static let wifi = DataUsage.Link(.wifi)
+
+    func usage(_ entries: [(DataUsage.Link, Variant, FetchedImage.Source, Int, Int)], held: [DataUsage.Link: Int] = [:]) -> DataUsage {
+        var usage = DataUsage()
+        for (link, variant, source, bytes, transfers) in entries {
+            usage.add(.init(bytes: bytes, transfers: transfers), for: .init(link: link, variant: variant, source: source))
+        }
+        for (link, count) in held { usage.addOriginalsNotDownloaded(count, on: link) }
+        return usage
+    }
+
+    @Test func sumsAddPerKeyAndTotalsSelectBySourceLinkAndVariant() {
+        let a = usage([(Self.cellular, .thumbnail, .network, 2_000, 1), (Self.wifi, .original, .network, 200_000, 1)], held: [Self.cellular: 1])
+        let b = usage([(Self.cellular, .thumbnail, .network, 3_000, 2), (Self.cellular, .thumbnail, .disk, 2_000, 1),
+                       (Self.roaming, .thumbnail, .network, 500, 1)], held: [Self.cellular: 2, Self.roaming: 1])
+        let sum = a + b
+        #expect(sum.amounts[.init(link: Self.cellular, variant: .thumbnail, source: .network)] == .init(bytes: 5_000, transfers: 3))
+        #expect(sum.downloadedBytes() == 205_500)
+        #expect(sum.downloadedBytes { $0.kind == .cellular } == 5_500)
+        #expect(sum.downloadedBytes { $0 == Self.cellular } == 5_000)   // roaming kept apart
+        #expect(sum.amount(from: .disk) == .init(bytes: 2_000, transfers: 1))
+        #expect(sum.originalsNotDownloaded() == 4)
+        #expect(sum.originalsNotDownloaded { $0.isRoaming } == 1)
+        #expect(sum.links == [Self.wifi, Self.cellular, Self.roaming])
+        // Merge is the same sum, and addition is commutative and has the empty usage as identity.
+        var merged = a
+        merged.merge(b)
+        #expect(merged == sum && b + a == sum && a + DataUsage() == a)
+        #expect(DataUsage().isEmpty && !sum.isEmpty)
+    }
+
+    @Test func sumsSaturateInsteadOfOverflowing() {
+        let huge = usage([(Self.wifi, .original, .network, .max, .max)], held: [Self.wifi: .max])
+        let sum = huge + huge
+        #expect(sum.amounts.values.first == .init(bytes: .max, transfers: .max))
+        #expect(sum.originalsNotDownloaded() == .max)
+        #expect(sum.estimatedSavedBytes(perOriginal: 2) == .max)
+        #expect(DataUsage.Amount(bytes: -5, transfers: -1) == .init())
+    }
+
+    @Test func savedBytesAreEstimatedFromTheMeanOriginalDownloaded() {
+        let none = usage([(Self.cellular, .thumbnail, .network, 2_000, 1)], held: [Self.cellular: 3])
+        #expect(none.averageOriginalBytes == nil)  // nothing to estimate from
+        let some = none + usage([(Self.wifi, .original, .network, 300_000, 2), (Self.wifi, .original, .disk, 999_999, 5)])
+        #expect(some.averageOriginalBytes == 150_000)  // downloads only, not cache reads
+        #expect(some.estimatedSavedBytes(perOriginal: 150_000) == 450_000)
+        #expect(some.estimatedSavedBytes(perOriginal: 150_000) { $0.kind == .wifi } == 0)
+    }
+
+    @Test(arguments: ["wifi", "cellular", "cellular,expensive", "cellular,roaming", "unknown,expensive"])
+    func linksReadBackWhatTheyWrite(_ text: String) {
+        #expect(DataUsage.Link(parsing: text)?.description == text)
+    }
+
+    @Test(arguments: ["", "5g", "cellular,", "cellular,constrained", "wifi,expensive,roaming", "Cellular"])
+    func badLinksAreRefused(_ text: String) {
+        #expect(DataUsage.Link(parsing: text) == nil)
+    }
+
+    @Test func theLedgerFormReadsBackEqual() throws {
+        var original = usage([(Self.cellular, .thumbnail, .network, 2_000, 1), (Self.roaming, .original, .memory, 7, 1)], held: [Self.cellular: 2])
+        original.addRetries(3, on: Self.cellular)
+        let day = UsageDay(parsing: "2026-11-23")!
+        let text = JSONWriter.compactText(of: original.ledgerJSON(day: day))
+        let read = try DataUsage(ledgerJSON: JSONParser().parse(text), day: day)
+        #expect(read == original)
+        #expect(throws: LedgerFormatError.self) { try DataUsage(ledgerJSON: JSONParser().parse(text), day: UsageDay(parsing: "2026-11-24")!) }
+    }
+
+    @Test(arguments: [
+        #"[]"#,
+        #"{"format":"imgpolicy usage 2","day":"2026-11-23","loads":[],"originalsNotDownloaded":{},"retries":{}}"#,
+        #"{"format":"imgpolicy usage 1","day":"2026-11-23","loads":[{"link":"wifi","variant":"original","source":"network","bytes":-1,"transfers":1}],"originalsNotDownloaded":{},"retries":{}}"#,
+        #"{"format":"imgpolicy usage 1","day":"2026-11-23","loads":[{"link":"wifi","variant":"original","source":"network","bytes":1e3,"transfers":1}],"originalsNotDownloaded":{},"retries":{}}"#,
+        #"{"format":"imgpolicy usage 1","day":"2026-11-23","loads":[{"link":"wifi","variant":"original","source":"network","bytes":99999999999999999999999,"transfers":1}],"originalsNotDownloaded":{},"retries":{}}"#,
+        #"{"format":"imgpolicy usage 1","day":"2026-11-23","loads":[{"link":"wifi","variant":"huge","source":"network","bytes":1,"transfers":1}],"originalsNotDownloaded":{},"retries":{}}"#,
+        #"{"format":"imgpolicy usage 1","day":"2026-11-23","loads":[],"originalsNotDownloaded":{"mars":1},"retries":{}}"#,
+        #"{"format":"imgpolicy usage 1","day":"2026-11-23","loads":[]}"#,
+    ])
+    func untrustedLedgerValuesAreRefusedNeverTrapped(_ text: String) throws {
+        let value = try JSONParser().parse(text)
+        #expect(throws: LedgerFormatError.self) { try DataUsage(ledgerJSON: value, day: UsageDay(parsing: "2026-11-23")!) }
+    }
+
+    @Test(arguments: [("2026-11-23", true), ("2024-02-29", true), ("2023-02-29", false), ("2026-13-01", false),
+                      ("2026-00-10", false), ("2026-11-31", false), ("26-11-23", false), ("2026-1-23", false),
+                      ("2026/11/23", false), ("1969-12-31", false), ("２０２６-11-23", false), ("", false)])
+    func daysParseOnlyExistingYYYYMMDD(_ text: String, _ valid: Bool) {
+        let day = UsageDay(parsing: text)
+        #expect((day != nil) == valid)
+        if let day { #expect(day.description == text) }
+    }
+
+    @Test func todayIsTheUTCDay() {
+        #expect(UsageDay.today(secondsSince1970: 0).description == "1970-01-01")
+        #expect(UsageDay.today(secondsSince1970: 1_795_478_399).description == "2026-11-23")  // 23:59:59 UTC
+        #expect(UsageDay.today(secondsSince1970: 1_795_478_400).description == "2026-11-24")
+        #expect(UsageDay(parsing: "2026-11-23")!.firstOfMonth.description == "2026-11-01")
+    }
+}
