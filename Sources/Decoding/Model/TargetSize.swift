@@ -23,6 +23,7 @@ public struct TargetSize: Sendable, Hashable, CustomStringConvertible {
         self.contentMode = contentMode
     }
 
+    /// `WxH`, followed by ` fill` for ``ContentMode-swift.enum/fill``.
     public var description: String { "\(width)x\(height)\(contentMode == .fill ? " fill" : "")" }
 
     /// The size an image of `width` × `height` gets: scaled by one factor, at most 1, at least 1 pixel.

@@ -103,6 +103,7 @@ public final class DiskCache: CacheInspecting {
     /// temporaries.
     ///
     /// - Parameters:
+    ///   - folder: the cache's folder (see ``defaultFolder(environment:)``); created if missing.
     ///   - capacity: the most bytes kept (512 MiB by default).
     ///   - largestEntry: the largest entry stored (default and at most: `capacity`).
     ///   - fileMode: the mode of the files created (default 0600: only the user reads the cache).

@@ -30,7 +30,16 @@ public struct ImagePolicy: Sendable {
 
     /// Validates and compiles a policy.
     ///
-    /// - Parameter source: the file name for error messages (`<built-in>` for code).
+    /// - Parameters:
+    ///   - name: the policy's name (`default`, `low-data`).
+    ///   - summary: what the policy is for, in a sentence.
+    ///   - settings: the boolean settings the rules read, with their defaults (at most
+    ///     ``maximumSettings``).
+    ///   - rules: the rules, in order; the first that holds decides, and the last has no condition
+    ///     (at most ``maximumRules``).
+    ///   - cases: the policy's own table of expected decisions, checked here.
+    ///   - source: the file name for error messages (`<built-in>` for code).
+    ///   - ruleLines: the line of each rule in `source`, for error messages (empty for code).
     /// - Throws: `DataFileError` with code `.invalid` naming the rule and what is wrong.
     public init(name: String, summary: String = "", settings: [SettingDeclaration], rules: [PolicyRule],
                 cases: [PolicyCase] = [], source: String = "<built-in>", ruleLines: [Int] = []) throws(DataFileError) {
