@@ -1,32 +1,38 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of every library module (swift-docc-plugin) into .build/docs/, one
-# archive per module, and fails on any DocC warning (an unresolved ``Symbol`` or <doc:Article> link,
-# an undocumented parameter, a Topics entry that names nothing) and on any public symbol without a
-# doc comment of its own.
+# Builds the DocC documentation of every library module (swift-docc-plugin) into one combined
+# archive, .build/docs/imgpolicy.doccarchive, ready for a static web server, and fails on any DocC
+# warning (an unresolved ``Symbol`` or <doc:Article> link, an undocumented parameter, a Topics entry
+# that names nothing) and on any public symbol without a doc comment of its own.
 #
-#   ./scripts/docs.sh                      # .build/docs/<Module>.doccarchive, for `docc preview` or Xcode
-#   ./scripts/docs.sh --static-hosting     # the same, transformed for a static web server
-#                                          # (serve .build/docs/<Module>.doccarchive/ at /)
+#   ./scripts/docs.sh                          # serve .build/docs/imgpolicy.doccarchive/ at /
+#   ./scripts/docs.sh --hosting-base-path BASE # ... at /BASE/ (a project site, say)
+#
+# Combined documentation (the plugin's --enable-experimental-combined-documentation) is what lets
+# one module's pages link to another's: ``/Policy/ImagePolicy`` or <doc:/Policy/WritingAPolicy>
+# from the Fetch catalog.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh >/dev/null
 
 modules=(Policy Fetch LinuxNetwork Decoding PolicyUserDefaults PolicyTesting FetchTesting)
 output=.build/docs
+archive=$output/imgpolicy.doccarchive
 hosting=()
 case "${1:-}" in
     "") ;;
-    --static-hosting) hosting=(--transform-for-static-hosting) ;;
-    *) echo "usage: scripts/docs.sh [--static-hosting]" >&2; exit 64 ;;
+    --hosting-base-path) hosting=(--hosting-base-path "${2:?usage: scripts/docs.sh [--hosting-base-path BASE]}") ;;
+    *) echo "usage: scripts/docs.sh [--hosting-base-path BASE]" >&2; exit 64 ;;
 esac
 
 targets=()
 for module in "${modules[@]}"; do targets+=(--target "$module"); done
 
 echo "[docs] building the documentation of ${modules[*]} (swift package generate-documentation)"
-# One invocation for every module: the symbol graphs come from one build. The plugin writes each
-# archive to .build/plugins/Swift-DocC/outputs/; they are moved to $output below.
+# One invocation for every module: the symbol graphs come from one build, each catalog is converted
+# with its dependencies' archives at hand, and the archives are merged into one.
+rm -rf "$output" && mkdir -p "$output"
 swift package --disable-sandbox generate-documentation "${targets[@]}" \
+    --enable-experimental-combined-documentation --output-path "$archive" \
     --warnings-as-errors --experimental-skip-synthesized-symbols "${hosting[@]}"
 
 # A public symbol with no doc comment of its own (none at all, or only the one inherited from a
@@ -34,7 +40,9 @@ swift package --disable-sandbox generate-documentation "${targets[@]}" \
 # itself does not warn about those, so the symbol graphs the plugin extracted are read here.
 symbols=()
 for module in "${modules[@]}"; do
-    symbols+=($(find .build -path "*/extracted-symbols/docc/$module/*.symbols.json"))
+    found=($(find .build -maxdepth 5 -path "*/extracted-symbols/docc/$module/*.symbols.json"))
+    [ ${#found[@]} -gt 0 ] || { echo "[docs] no symbol graph of $module under .build" >&2; exit 1; }
+    symbols+=("${found[@]}")
 done
 python3 - "${modules[@]}" "${symbols[@]}" <<'EOF'
 import json, sys
@@ -57,10 +65,5 @@ if missing:
     sys.exit(f"[docs] {len(set(missing))} public symbol(s) without a doc comment")
 EOF
 
-rm -rf "$output" && mkdir -p "$output"
-for module in "${modules[@]}"; do
-    mv ".build/plugins/Swift-DocC/outputs/$module.doccarchive" "$output/"
-done
-echo "[docs] no warnings; archives in $output/:"
-for module in "${modules[@]}"; do echo "  $output/$module.doccarchive"; done
-echo "[docs] to browse one: swift package --disable-sandbox preview-documentation --target Policy"
+echo "[docs] no warnings, every public symbol documented; the documentation is in $archive"
+echo "[docs] to browse it: python3 -m http.server -d $archive 8000, then http://127.0.0.1:8000/documentation/policy"
