@@ -1,4 +1,8 @@
 /// The pixel size to decode to: a box and how the image goes into it. Never upscaled.
+///
+/// ## See Also
+///
+/// - <doc:DecodingAtDisplaySize>
 public struct TargetSize: Sendable, Hashable, CustomStringConvertible {
     /// How the image is scaled to the box, keeping its aspect ratio.
     public enum ContentMode: Sendable, Hashable {

@@ -41,6 +41,10 @@ import Darwin
 ///
 /// Thread safety: every method may be called from any thread at once. Every method is synchronous
 /// and may touch the disk, except `containsImage(at:)` on a hit and `statistics`.
+///
+/// ## See Also
+///
+/// - <doc:CachingAndDataAccounting>
 public final class DiskCache: CacheInspecting {
     /// The folder.
     public let folder: String

@@ -9,6 +9,11 @@
 /// let decision = try policy.decide(item, network: reachability.currentState,
 ///                                  settings: store, cache: cache)
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:DecidingWhatToShow>
+/// - <doc:WritingAPolicy>
 public struct ImagePolicy: Sendable {
     /// The most boolean settings one policy may read (the table doubles with each).
     public static let maximumSettings = 8
