@@ -31,6 +31,7 @@ echo "[docs] building the documentation of ${modules[*]} (swift package generate
 # One invocation for every module: the symbol graphs come from one build, each catalog is converted
 # with its dependencies' archives at hand, and the archives are merged into one.
 rm -rf "$output" && mkdir -p "$output"
+touch "$output/.started"
 swift package --disable-sandbox generate-documentation "${targets[@]}" \
     --enable-experimental-combined-documentation --output-path "$archive" \
     --warnings-as-errors --experimental-skip-synthesized-symbols "${hosting[@]}"
@@ -38,9 +39,10 @@ swift package --disable-sandbox generate-documentation "${targets[@]}" \
 # A public symbol with no doc comment of its own (none at all, or only the one inherited from a
 # standard library protocol, "A textual representation of this instance.") fails the run. DocC
 # itself does not warn about those, so the symbol graphs the plugin extracted are read here.
+# They are in .build/<triple>/extracted-symbols/<package identity>/<Module>/; only this run's count.
 symbols=()
 for module in "${modules[@]}"; do
-    found=($(find .build -maxdepth 5 -path "*/extracted-symbols/docc/$module/*.symbols.json"))
+    found=($(find .build -maxdepth 5 -path "*/extracted-symbols/*/$module/*.symbols.json" -newer "$output/.started"))
     [ ${#found[@]} -gt 0 ] || { echo "[docs] no symbol graph of $module under .build" >&2; exit 1; }
     symbols+=("${found[@]}")
 done
@@ -65,5 +67,6 @@ if missing:
     sys.exit(f"[docs] {len(set(missing))} public symbol(s) without a doc comment")
 EOF
 
+rm -f "$output/.started"
 echo "[docs] no warnings, every public symbol documented; the documentation is in $archive"
 echo "[docs] to browse it: python3 -m http.server -d $archive 8000, then http://127.0.0.1:8000/documentation/policy"
