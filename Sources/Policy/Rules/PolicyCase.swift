@@ -1,9 +1,5 @@
 /// One line of a policy's table of expected decisions: the inputs, and what the policy must
 /// decide for them.
-///
-/// ## See Also
-///
-/// - <doc:WritingAPolicy>
 public struct PolicyCase: Sendable, Hashable {
     /// An optional label, shown when the case fails.
     public var name: String?
