@@ -17,11 +17,12 @@ source scripts/setup.sh >/dev/null
 modules=(Policy Fetch LinuxNetwork Decoding PolicyUserDefaults PolicyTesting FetchTesting)
 output=.build/docs
 archive=$output/imgpolicy.doccarchive
+usage() { echo "usage: scripts/docs.sh [--hosting-base-path BASE]" >&2; exit 64; }
 hosting=()
-case "${1:-}" in
-    "") ;;
-    --hosting-base-path) hosting=(--hosting-base-path "${2:?usage: scripts/docs.sh [--hosting-base-path BASE]}") ;;
-    *) echo "usage: scripts/docs.sh [--hosting-base-path BASE]" >&2; exit 64 ;;
+case "$#:${1:-}" in
+    0:) ;;
+    2:--hosting-base-path) [ -n "$2" ] || usage; hosting=(--hosting-base-path "$2") ;;
+    *) usage ;;
 esac
 
 targets=()
