@@ -16,6 +16,10 @@ import PolicyTesting
 ///
 /// Thread safety: every member may be used from any task or thread at once. Sleepers are resumed
 /// outside the clock's lock. A cancelled sleeper throws `CancellationError` at once.
+///
+/// ## See Also
+///
+/// - <doc:TestingAnApp>
 public final class ManualClock: Clock {
     /// A point in this clock's time: the duration since the clock was made.
     public struct Instant: InstantProtocol, CustomStringConvertible {

@@ -28,6 +28,10 @@ import Policy
 /// requires, and so does a download started by a task already cancelled.
 ///
 /// Thread safety: every member may be used from any task or thread at once.
+///
+/// ## See Also
+///
+/// - <doc:TestingAnApp>
 public final class ScriptedDownloader: ImageDownloading {
     /// What a download answers.
     public enum Answer: Sendable, Equatable {

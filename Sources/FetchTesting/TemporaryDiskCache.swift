@@ -23,6 +23,10 @@ import Policy
 /// ```
 ///
 /// Thread safety: as `DiskCache` (any task at once). `remove()` must not race uses of `cache`.
+///
+/// ## See Also
+///
+/// - <doc:TestingAnApp>
 public final class TemporaryDiskCache: Sendable {
     /// The cache, over `folder`.
     public let cache: DiskCache

@@ -29,6 +29,10 @@ import Policy
 /// consumer that stops iterating releases its stream at once.
 ///
 /// Thread safety: every member may be used from any thread at once.
+///
+/// ## See Also
+///
+/// - <doc:NetworkStateAndSources>
 public final class LinuxReachability: ReachabilityProviding {
     private let loop: NetworkEventLoop
     private let watcher: SystemBusWatcher?

@@ -10,6 +10,10 @@ import Logging
 /// GTK's or SDL's low-memory event).
 ///
 /// Thread safety: every method may be called from any thread or task at once.
+///
+/// ## See Also
+///
+/// - <doc:DecodingAtDisplaySize>
 public final class PixelCache: Sendable {
     /// An image's identity: its URL and the size it was decoded to (nil: full size).
     public struct Key: Sendable, Hashable {

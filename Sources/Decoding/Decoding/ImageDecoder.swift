@@ -12,6 +12,10 @@ import CImageCodecs
 /// let decoder = ImageDecoder()
 /// let image = try decoder.decode(bytes, to: TargetSize(width: 600, height: 400))
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:DecodingAtDisplaySize>
 public struct ImageDecoder: Sendable {
     /// Limits.
     public struct Configuration: Sendable, Hashable {

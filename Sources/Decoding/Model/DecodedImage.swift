@@ -3,6 +3,10 @@
 /// Each pixel is four bytes in memory order R, G, B, A (straight alpha), as GdkPixbuf,
 /// SDL's `SDL_PIXELFORMAT_RGBA32` and PNG take them. Rows are `bytesPerRow` bytes apart
 /// (`width * 4` for images this module makes).
+///
+/// ## See Also
+///
+/// - <doc:DecodingAtDisplaySize>
 public struct DecodedImage: Sendable, Equatable {
     /// Width in pixels (at least 1).
     public let width: Int

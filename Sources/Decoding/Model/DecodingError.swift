@@ -25,6 +25,7 @@ public struct DecodingError: Error, Sendable, Equatable, CustomStringConvertible
         /// The decode was cancelled before it finished.
         public static let cancelled = Kind(.cancelled)
 
+        /// The kind in a few words (`corrupt or truncated image`), as the one-line message begins.
         public var description: String {
             switch code {
             case .unsupportedFormat: "not a JPEG, PNG, WebP or GIF image"
@@ -61,6 +62,8 @@ public struct DecodingError: Error, Sendable, Equatable, CustomStringConvertible
         self.detail = detail
     }
 
+    /// The one-line message: the format, the kind, the declared size and the detail when known
+    /// (`png: image too large (50000x50000)`).
     public var description: String {
         var text = kind.description
         if let format { text = "\(format): " + text }

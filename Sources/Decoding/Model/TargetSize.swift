@@ -1,4 +1,8 @@
 /// The pixel size to decode to: a box and how the image goes into it. Never upscaled.
+///
+/// ## See Also
+///
+/// - <doc:DecodingAtDisplaySize>
 public struct TargetSize: Sendable, Hashable, CustomStringConvertible {
     /// How the image is scaled to the box, keeping its aspect ratio.
     public enum ContentMode: Sendable, Hashable {
@@ -23,6 +27,7 @@ public struct TargetSize: Sendable, Hashable, CustomStringConvertible {
         self.contentMode = contentMode
     }
 
+    /// `WxH`, followed by ` fill` for ``ContentMode-swift.enum/fill``.
     public var description: String { "\(width)x\(height)\(contentMode == .fill ? " fill" : "")" }
 
     /// The size an image of `width` × `height` gets: scaled by one factor, at most 1, at least 1 pixel.

@@ -23,6 +23,10 @@ import Logging
 /// ```
 ///
 /// Thread safety: every method may be called from any thread or task at once.
+///
+/// ## See Also
+///
+/// - <doc:DecodingAtDisplaySize>
 public final class DecodingQueue: Sendable {
     /// The most decodes that run at once.
     public let maximumConcurrentDecodes: Int

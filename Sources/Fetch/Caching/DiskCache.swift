@@ -41,6 +41,10 @@ import Darwin
 ///
 /// Thread safety: every method may be called from any thread at once. Every method is synchronous
 /// and may touch the disk, except `containsImage(at:)` on a hit and `statistics`.
+///
+/// ## See Also
+///
+/// - <doc:CachingAndDataAccounting>
 public final class DiskCache: CacheInspecting {
     /// The folder.
     public let folder: String
@@ -103,6 +107,7 @@ public final class DiskCache: CacheInspecting {
     /// temporaries.
     ///
     /// - Parameters:
+    ///   - folder: the cache's folder (see ``defaultFolder(environment:)``); created if missing.
     ///   - capacity: the most bytes kept (512 MiB by default).
     ///   - largestEntry: the largest entry stored (default and at most: `capacity`).
     ///   - fileMode: the mode of the files created (default 0600: only the user reads the cache).

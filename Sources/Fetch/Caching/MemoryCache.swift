@@ -11,6 +11,10 @@ import Locking
 /// let hit = memory.image(for: url)      // marks it as recently used
 /// memory.purge()                         // on memory pressure
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:CachingAndDataAccounting>
 public final class MemoryCache: CacheInspecting {
     /// The most bytes held; an image larger than this is not kept.
     public let capacity: Int

@@ -7,6 +7,10 @@
 /// ```swift
 /// let pipeline = ImagePipeline(downloader: transport, disk: disk, diskWrites: .waitWhenFull)
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:CachingAndDataAccounting>
 public struct DiskWritePolicy: Sendable, Hashable {
     /// What a full queue does with one more write.
     public enum WhenFull: Sendable, Hashable {

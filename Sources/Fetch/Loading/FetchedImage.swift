@@ -1,6 +1,10 @@
 import Policy
 
 /// An image's bytes and where they came from.
+///
+/// ## See Also
+///
+/// - <doc:CachingAndDataAccounting>
 public struct FetchedImage: Sendable, Hashable {
     /// Where the bytes came from.
     public enum Source: String, Sendable, Hashable {

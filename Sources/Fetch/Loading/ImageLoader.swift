@@ -17,6 +17,10 @@ import Policy
 /// let slot = ImageSlot(loader: loader) { event in print(event) }
 /// slot.load(item)
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:GettingStarted>
 public struct ImageLoader: Sendable {
     /// The policy.
     public var policy: ImagePolicy
@@ -82,6 +86,10 @@ public struct ImageLoader: Sendable {
 }
 
 /// What a slot reports.
+///
+/// ## See Also
+///
+/// - <doc:GettingStarted>
 public enum SlotEvent: Sendable {
     /// The placeholder is shown (the decision said so).
     case placeholder(Decision)

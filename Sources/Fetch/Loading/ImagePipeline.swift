@@ -27,6 +27,11 @@ import Policy
 ///                              disk: try DiskCache(folder: DiskCache.defaultFolder(environment: env)))
 /// let image = try await pipeline.image(for: url)     // image.source: .memory, .disk or .network
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:CachingAndDataAccounting>
+/// - <doc:GettingStarted>
 public final class ImagePipeline: CacheInspecting {
     /// The downloader.
     public let downloader: any ImageDownloading

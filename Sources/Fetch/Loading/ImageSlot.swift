@@ -23,6 +23,11 @@ import Locking
 /// }
 /// slot.load(item)        // on reuse: slot.load(newItem) or slot.cancel()
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:GettingStarted>
+/// - <doc:EmbeddingInAList>
 public final class ImageSlot: Sendable {
     private struct State {
         var generation = 0

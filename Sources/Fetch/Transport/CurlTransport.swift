@@ -30,6 +30,10 @@ import Policy
 /// let bytes = try await transport.download(ImageURL("https://example.com/a.png")!)
 /// await transport.shutdown()
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:GettingStarted>
 public final class CurlTransport: ImageDownloading {
     /// The limits in force.
     public let configuration: TransportConfiguration

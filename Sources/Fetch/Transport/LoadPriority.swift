@@ -9,6 +9,10 @@
 /// let prefetch = LoadPriority(.prefetch, order: 12)
 /// firstRow > prefetch   // true
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:EmbeddingInAList>
 public struct LoadPriority: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The class of a load.
     public enum Tier: Int, Sendable, Hashable, Comparable, CaseIterable {

@@ -5,6 +5,10 @@ import Locking
 /// (a row scrolled onto the screen overtakes prefetching), and has no effect on one running.
 ///
 /// Thread safety: read and set from any thread.
+///
+/// ## See Also
+///
+/// - <doc:EmbeddingInAList>
 public final class RequestPriority: Sendable {
     // Guards the value.
     private let state: Locked<LoadPriority>

@@ -20,6 +20,10 @@ import Policy
 ///
 /// Thread safety: a value; `detect()` may run on any thread. It reads files and makes system
 /// calls (about 40, half a millisecond): do not call it on the cooperative pool in a loop.
+///
+/// ## See Also
+///
+/// - <doc:NetworkStateAndSources>
 public struct NetworkDetector: Sendable, Hashable {
     /// The file-system root under which `sys/class/net` and `proc/net` are read, without its
     /// trailing slash: empty for `/`, a temporary folder with a fake tree in tests.

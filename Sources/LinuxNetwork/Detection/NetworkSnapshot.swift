@@ -3,6 +3,10 @@ import Policy
 /// One consistent reading of the network: the kernel's detection, what the system services said,
 /// and the state combined from exactly those two (`LinuxReachability.combine`). What
 /// `imgpolicy network` prints and `imgpolicy decide --network auto` decides with.
+///
+/// ## See Also
+///
+/// - <doc:NetworkStateAndSources>
 public struct NetworkSnapshot: Sendable, Hashable {
     /// The kernel's detection, with its steps.
     public var detection: NetworkDetection

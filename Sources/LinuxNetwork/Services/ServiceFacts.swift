@@ -1,6 +1,10 @@
 /// What NetworkManager and ModemManager say, over D-Bus: whether the link is metered, whether
 /// a captive portal (or a missing upstream) stands between it and the internet, and whether the
 /// modem is roaming. Each fact may be unknown, and says why.
+///
+/// ## See Also
+///
+/// - <doc:NetworkStateAndSources>
 public struct ServiceFacts: Sendable, Hashable {
     /// NetworkManager's `Metered` property: yes and guess-yes are metered.
     public var metered: NetworkFact

@@ -4,6 +4,10 @@
 /// Thread safety: implementations must be safe to call from any thread at once. The call sits on
 /// the path of every decision, so it must be cheap: answer from memory, never touch the disk or the
 /// network.
+///
+/// ## See Also
+///
+/// - <doc:DecidingWhatToShow>
 public protocol CacheInspecting: Sendable {
     /// Whether the image at `url` can be shown right now without a download.
     func containsImage(at url: ImageURL) -> Bool

@@ -1,6 +1,11 @@
 /// An error in a file the SDK reads or writes (an item file, a policy, a settings file), with
 /// enough context for a one-line message that tells the user what to fix:
 /// `x.json: line 3: "original" must be a string`.
+///
+/// ## See Also
+///
+/// - <doc:WritingAPolicy>
+/// - <doc:TheCommand>
 public struct DataFileError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong, in broad strokes; callers pick an exit status from it.
     public enum Code: Sendable, Equatable {

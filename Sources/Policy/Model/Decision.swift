@@ -9,6 +9,10 @@
 /// case .placeholder: showPlaceholder()
 /// }
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:DecidingWhatToShow>
 public struct Decision: Sendable, Hashable, CustomStringConvertible {
     /// The three things a decision can say.
     public enum Action: Sendable, Hashable {

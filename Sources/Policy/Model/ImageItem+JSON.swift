@@ -12,7 +12,9 @@ extension ImageItem {
     /// or an array of such objects. Unknown keys are rejected (a misspelt `"thumbnial"` would
     /// otherwise silently mean "no thumbnail"); `id` may be a string or an integer.
     ///
-    /// - Parameter source: the file name to put in error messages.
+    /// - Parameters:
+    ///   - bytes: the JSON text.
+    ///   - source: the file name to put in error messages.
     public static func items(fromJSON bytes: some Collection<UInt8>, source: String) throws(DataFileError) -> [ImageItem] {
         let document = try JSONParser().parse(bytes, source: source)
         switch document.kind {

@@ -5,6 +5,10 @@
 ///                      original: ImageURL("https://example.com/42.jpg")!,
 ///                      thumbnail: ImageURL("https://example.com/42-small.jpg"))
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:DecidingWhatToShow>
 public struct ImageItem: Sendable, Hashable {
     /// The caller's identifier, if any; used only in output.
     public var id: String?

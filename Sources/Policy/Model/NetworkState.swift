@@ -8,6 +8,10 @@
 /// let parsed = NetworkState(parsing: "wifi,constrained")
 /// let abroad = NetworkState(.cellular, isRoaming: true)     // expensive too
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:DecidingWhatToShow>
 public struct NetworkState: Sendable, Hashable, CustomStringConvertible {
     /// The kind of link.
     public var kind: NetworkKind

@@ -1,6 +1,10 @@
 /// The network state given by the environment variable `IMGPOLICY_NETWORK`
 /// (`wifi`, `cellular`, `wired`, `offline` or `unknown`, optionally followed by any of
 /// `,expensive`, `,constrained`, `,roaming` and `,captive`): for scripts, CI and field testing.
+///
+/// ## See Also
+///
+/// - <doc:TheCommand>
 public struct EnvironmentReachability: ReachabilityProviding {
     /// `IMGPOLICY_NETWORK`.
     public static let variable = "IMGPOLICY_NETWORK"

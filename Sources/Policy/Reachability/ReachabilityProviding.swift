@@ -7,6 +7,10 @@
 ///
 /// Thread safety: implementations must be safe to call from any thread at once, and
 /// `currentState` must be cheap enough to read before each batch of decisions.
+///
+/// ## See Also
+///
+/// - <doc:DecidingWhatToShow>
 public protocol ReachabilityProviding: Sendable {
     /// The network state now.
     var currentState: NetworkState { get }

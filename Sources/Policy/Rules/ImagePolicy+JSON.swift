@@ -14,6 +14,7 @@ extension ImagePolicy {
     /// Reads a policy from its JSON text. See `policies/README.md` for the format.
     ///
     /// - Parameters:
+    ///   - bytes: the JSON text.
     ///   - name: the policy's name.
     ///   - source: the file name for error messages.
     public init(json bytes: some Collection<UInt8>, name: String, source: String) throws(DataFileError) {

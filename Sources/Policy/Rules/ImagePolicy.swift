@@ -9,6 +9,11 @@
 /// let decision = try policy.decide(item, network: reachability.currentState,
 ///                                  settings: store, cache: cache)
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:DecidingWhatToShow>
+/// - <doc:WritingAPolicy>
 public struct ImagePolicy: Sendable {
     /// The most boolean settings one policy may read (the table doubles with each).
     public static let maximumSettings = 8
@@ -40,9 +45,17 @@ public struct ImagePolicy: Sendable {
     /// Validates and compiles a policy.
     ///
     /// - Parameters:
+    ///   - name: the policy's name (`default`, `low-data`).
+    ///   - summary: what the policy is for, in a sentence.
+    ///   - settings: the boolean settings the rules read, with their defaults (at most
+    ///     ``maximumSettings``).
+    ///   - rules: the rules, in order; the first that holds decides, and the last has no condition
+    ///     (at most ``maximumRules``).
+    ///   - cases: the policy's own table of expected decisions, checked here.
     ///   - prefetch: the `prefetch` section (default: prefetch nothing).
     ///   - runningLoadsOnWorseNetwork: the running-loads option (default: cancel).
     ///   - source: the file name for error messages (`<built-in>` for code).
+    ///   - ruleLines: the line of each rule in `source`, for error messages (empty for code).
     /// - Throws: `DataFileError` with code `.invalid` naming the rule, entry or case and what is wrong.
     public init(name: String, summary: String = "", settings: [SettingDeclaration], rules: [PolicyRule],
                 cases: [PolicyCase] = [], prefetch: [PrefetchRule] = [], runningLoadsOnWorseNetwork: [RunningLoadsRule] = [],

@@ -1,5 +1,9 @@
 /// One rule of a policy: a name, a condition, an action and the reason given to people when it
 /// fires. Rules are tried in order; the first whose condition holds decides.
+///
+/// ## See Also
+///
+/// - <doc:WritingAPolicy>
 public struct PolicyRule: Sendable, Hashable {
     /// A short unique name, reported with every decision (`cellular-thumbnail`).
     public var name: String

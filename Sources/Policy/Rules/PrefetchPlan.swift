@@ -10,6 +10,10 @@
 /// let plan = policy.prefetchPlan(for: NetworkState(.cellular, isExpensive: true), settings: settings)
 /// // plan.ahead == 5, plan.variants == .thumbnails with the bundled default policy
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:WritingAPolicy>
 public struct PrefetchPlan: Sendable, Hashable, CustomStringConvertible {
     /// Which rows' decided variants are prefetched.
     public enum Variants: String, Sendable, Hashable, CaseIterable {

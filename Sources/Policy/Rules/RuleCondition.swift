@@ -4,6 +4,10 @@
 /// ```swift
 /// RuleCondition(networks: [.cellular, .unknown], settings: ["alwaysDownloadOriginalImage": true])
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:WritingAPolicy>
 public struct RuleCondition: Sendable, Hashable {
     /// The network kinds it applies to; nil for any.
     public var networks: Set<NetworkKind>?

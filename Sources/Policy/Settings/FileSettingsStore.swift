@@ -21,6 +21,11 @@ import Locking
 /// - A file that is not valid JSON, or not an object, is an error on every read and write, and is
 ///   never overwritten: the user's file is theirs to fix.
 /// - A missing file is an empty store; the first write creates it and its folders.
+///
+/// ## See Also
+///
+/// - <doc:DecidingWhatToShow>
+/// - <doc:TheCommand>
 public final class FileSettingsStore: SettingsStore {
     /// The file's path.
     public let path: String

@@ -16,6 +16,10 @@
 /// try store.set(.bool(true), forKey: "alwaysDownloadOriginalImage")
 /// let on = try store.bool(forKey: "alwaysDownloadOriginalImage")   // Optional(true)
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:DecidingWhatToShow>
 public protocol SettingsStore: Sendable {
     /// Where the values live, for messages: a file path, `in-memory settings`.
     var location: String { get }
