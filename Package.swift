@@ -21,7 +21,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `scripts/docs.sh`: the DocC catalogs (`swift package generate-documentation`). A plugin
         // only: nothing of it is linked into the products.
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The decision engine: model, rules, settings, reachability. Standard library and
@@ -102,3 +101,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// swift-docc-plugin only for `scripts/docs.sh` (which sets IMGPOLICY_DOCS=1), as swift-nio and
+// swift-log do: apps that depend on imgpolicy never fetch it, and other builds never compile it.
+if Context.environment["IMGPOLICY_DOCS"] == "1" {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

@@ -13,6 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh >/dev/null
+# Package.swift adds swift-docc-plugin only when this is set (apps depending on imgpolicy never fetch it).
+export IMGPOLICY_DOCS=1
 
 modules=(Policy Fetch LinuxNetwork Decoding PolicyUserDefaults PolicyTesting FetchTesting)
 output=.build/docs
