@@ -12,6 +12,8 @@ import Policy
 /// <folder>/journal               the index and access order (DiskCacheJournal)
 /// <folder>/tmp/entry-<16 hex>    temporaries being written (locked by their writer)
 /// <folder>/tmp/journal-<16 hex>  a journal being rewritten
+/// <folder>/tmp/partial-<16 hex>  a partial body being saved
+/// <folder>/partial/ab34…e1       partial bodies of interrupted transfers (DiskCachePartialFile)
 /// <folder>/ab/ab34…e1            entries: 32 hex digits of the URL's hash, in 256 shards
 /// ```
 ///
@@ -77,7 +79,7 @@ final class DiskCacheFolder: Sendable {
             return (suffix.count == 16 && suffix.allSatisfy(isLowercaseHex))
                 || (suffix.count == 6 && suffix.allSatisfy { isLowercaseHex($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) })
         }
-        if name.hasPrefix("journal-") {
+        if name.hasPrefix("journal-") || name.hasPrefix("partial-") {
             let suffix = utf8.dropFirst(8)
             return suffix.count == 16 && suffix.allSatisfy(isLowercaseHex)
         }
@@ -234,8 +236,8 @@ final class DiskCacheFolder: Sendable {
     /// What reading an entry found.
     enum ReadOutcome {
         case missing
-        /// A regular file's bytes.
-        case bytes([UInt8])
+        /// A regular file's bytes, and its modification time (seconds since 1970).
+        case bytes([UInt8], modified: Int64)
         /// Something other than a regular file under an entry's name (a FIFO, a device, a folder,
         /// a symbolic link); its name was removed when it could be (`removal` is the failure).
         case notRegular(kind: String, removal: SystemError?)
@@ -264,8 +266,9 @@ final class DiskCacheFolder: Sendable {
         // Swapped for something else since fstatat: check again on the open file.
         guard fstat(fd, &info) == 0 else { return .failed(SystemError(path: entryPath(key), errno: errno, action: "cannot read")) }
         guard Self.isRegular(info) else { return removeNonRegular(info, shardFD: shardFD, key: key) }
-        guard info.st_size >= 0, info.st_size < 1 << 31 else { return .bytes([]) }
-        return Self.readAll(fd, size: Int(info.st_size)).map(ReadOutcome.bytes) ?? .bytes([])
+        let modified = Self.modificationTime(info)
+        guard info.st_size >= 0, info.st_size < 1 << 31 else { return .bytes([], modified: modified) }
+        return .bytes(Self.readAll(fd, size: Int(info.st_size)) ?? [], modified: modified)
     }
 
     private func removeNonRegular(_ info: stat, shardFD: Int32, key: Hash128) -> ReadOutcome {
@@ -290,11 +293,13 @@ final class DiskCacheFolder: Sendable {
         defer { close(fd) }
         guard fstat(fd, &info) == 0, Self.isRegular(info), info.st_size >= 0, info.st_size < 1 << 40 else { return nil }
         let size = Int(info.st_size)
-        var header = [UInt8](repeating: 0, count: DiskCacheEntry.headerSize)
-        guard header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, DiskCacheEntry.headerSize, 0) }) == DiskCacheEntry.headerSize,
-              let urlLength = header.withUnsafeBytes({ DiskCacheEntry.urlLength(header: $0, fileSize: size) }) else { return nil }
+        let headerLength = min(size, DiskCacheEntry.headerSize)
+        var header = [UInt8](repeating: 0, count: headerLength)
+        guard header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, headerLength, 0) }) == headerLength,
+              let layout = header.withUnsafeBytes({ DiskCacheEntry.layout(header: $0, fileSize: size) }) else { return nil }
+        let urlLength = layout.urlLength
         var url = [UInt8](repeating: 0, count: urlLength)
-        guard url.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, urlLength, off_t(DiskCacheEntry.headerSize)) }) == urlLength else { return nil }
+        guard url.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, urlLength, off_t(layout.urlOffset)) }) == urlLength else { return nil }
         return (String(decoding: url, as: UTF8.self), size)
     }
 
@@ -400,12 +405,7 @@ final class DiskCacheFolder: Sendable {
         var entries: [(key: Hash128, size: Int, modified: Int)] = []
         let problems = forEachEntry { _, _, _, key, info in
             guard Self.isRegular(info) else { return }
-            #if canImport(Darwin)
-            let modified = Int(info.st_mtimespec.tv_sec)
-            #else
-            let modified = Int(info.st_mtim.tv_sec)
-            #endif
-            entries.append((key, Int(info.st_size), modified))
+            entries.append((key, Int(info.st_size), Int(Self.modificationTime(info))))
         }
         return (entries, problems)
     }
@@ -462,6 +462,15 @@ final class DiskCacheFolder: Sendable {
     // MARK: - Files
 
     static func isRegular(_ info: stat) -> Bool { (info.st_mode & S_IFMT) == S_IFREG }
+
+    /// The modification time in `info`, in seconds since 1970.
+    static func modificationTime(_ info: stat) -> Int64 {
+        #if canImport(Darwin)
+        Int64(info.st_mtimespec.tv_sec)
+        #else
+        Int64(info.st_mtim.tv_sec)
+        #endif
+    }
     static func isFolder(_ info: stat) -> Bool { (info.st_mode & S_IFMT) == S_IFDIR }
 
     static func kind(_ info: stat) -> String {
