@@ -239,8 +239,8 @@ public final class DiskCache: CacheInspecting {
     public func freshness(of url: ImageURL) -> HTTPFreshness? {
         let key = Hash128(of: url.absoluteString)
         switch layout.readFreshness(key: key, url: Array(url.absoluteString.utf8)) {
-        case .done(let freshness?): return freshness
-        case .done(nil): return storedImage(for: url)?.freshness
+        case .done(let freshness): return freshness
+        case .withoutRecord(let modified): return HTTPFreshness(storedAt: HTTPDate(secondsSince1970: modified))
         case .missing, .needsWholeRewrite, .damaged, .failed: return nil
         }
     }
@@ -349,7 +349,7 @@ public final class DiskCache: CacheInspecting {
         }
         let urlBytes = Array(url.absoluteString.utf8)
         switch layout.rewriteFreshness(DiskCacheEntry.encodeFreshness(freshness), key: key, url: urlBytes) {
-        case .done:
+        case .done, .withoutRecord:
             return true
         case .missing:
             forget(key)

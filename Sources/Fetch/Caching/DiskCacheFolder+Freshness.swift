@@ -8,8 +8,10 @@ import Darwin
 extension DiskCacheFolder {
     /// What reading or writing an entry's freshness found.
     enum FreshnessOutcome {
-        /// Done (for a read: `freshness` holds the answer; nil for a format-1 entry).
+        /// Done (for a read: the freshness record).
         case done(HTTPFreshness?)
+        /// A format-1 entry (no freshness record), last written at `modified` (seconds since 1970).
+        case withoutRecord(modified: Int64)
         /// No entry.
         case missing
         /// A format-1 entry, or one whose slots are too small for the new record: the caller
@@ -24,8 +26,8 @@ extension DiskCacheFolder {
     /// The freshness of the entry for `key` (stored for `url`), reading only its header, URL and
     /// slots: never the body.
     func readFreshness(key: Hash128, url: [UInt8]) -> FreshnessOutcome {
-        withEntryHeader(key: key, url: url, writable: false) { _, layout, slots in
-            guard layout.format == 2 else { return .done(nil) }
+        withEntryHeader(key: key, url: url, writable: false) { _, layout, slots, modified in
+            guard layout.format == 2 else { return .withoutRecord(modified: modified) }
             guard let newest = slots.withUnsafeBytes({ DiskCacheEntry.newestSlot($0, slotSize: layout.slotSize) }) else { return .damaged }
             return .done(newest.freshness)
         }
@@ -35,7 +37,7 @@ extension DiskCacheFolder {
     /// for `url`) with the next generation, under `flock(LOCK_EX)` on the entry. A write torn by a
     /// crash fails its check when read, and the previous slot stands; the body is never written.
     func rewriteFreshness(_ payload: [UInt8], key: Hash128, url: [UInt8]) -> FreshnessOutcome {
-        withEntryHeader(key: key, url: url, writable: true) { fd, layout, slots in
+        withEntryHeader(key: key, url: url, writable: true) { fd, layout, slots, _ in
             guard layout.format == 2, DiskCacheEntry.fits(payload, slotSize: layout.slotSize) else { return .needsWholeRewrite }
             guard let newest = slots.withUnsafeBytes({ DiskCacheEntry.newestSlot($0, slotSize: layout.slotSize) }) else { return .damaged }
             let position = 1 - newest.position
@@ -51,26 +53,29 @@ extension DiskCacheFolder {
 
     /// Opens the entry for `key` (a regular file in a real shard, never through a symbolic link,
     /// never blocking), checks its header and URL, reads its slots, and calls `body` with the
-    /// descriptor (locked with `flock(LOCK_EX)` when `writable`).
+    /// descriptor (locked with `flock(LOCK_EX)` when `writable`), the layout, the slots and the
+    /// file's modification time.
     private func withEntryHeader(key: Hash128, url: [UInt8], writable: Bool,
-                                 _ body: (Int32, DiskCacheEntry.Layout, [UInt8]) -> FreshnessOutcome) -> FreshnessOutcome {
+                                 _ body: (Int32, DiskCacheEntry.Layout, [UInt8], Int64) -> FreshnessOutcome) -> FreshnessOutcome {
         let (shard, name) = Self.entryName(key)
-        let shardFD = openat(descriptor, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard shardFD >= 0 else {
-            return errno == ENOENT ? .missing : .failed(SystemError(path: path + "/" + shard, errno: errno, action: "cannot open the shard folder"))
+        let shardFD: Int32
+        switch openSubfolder(shard, create: false) {
+        case .success(let fd): shardFD = fd
+        case .failure(let error): return error.errno == ENOENT ? .missing : .failed(error)
         }
         defer { close(shardFD) }
-        var info = stat()
-        guard fstatat(shardFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
-            return errno == ENOENT ? .missing : .failed(SystemError(path: entryPath(key), errno: errno, action: "cannot read"))
-        }
-        guard Self.isRegular(info) else { return .damaged }
-        let fd = openat(shardFD, name, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            return errno == ENOENT ? .missing : .failed(SystemError(path: entryPath(key), errno: errno, action: "cannot open"))
+        let fd: Int32
+        let info: stat
+        switch Self.openRegular(name, in: shardFD, path: entryPath(key), flags: writable ? O_RDWR : O_RDONLY) {
+        case .missing: return .missing
+        case .failed(let error): return .failed(error)
+        case .notRegular: return .damaged
+        case .open(let opened, let status):
+            fd = opened
+            info = status
         }
         defer { close(fd) }
-        guard fstat(fd, &info) == 0, Self.isRegular(info), info.st_size >= 0, info.st_size < 1 << 40 else { return .damaged }
+        guard info.st_size >= 0, info.st_size < 1 << 40 else { return .damaged }
         if writable && flock(fd, LOCK_EX) != 0 {
             return .failed(SystemError(path: entryPath(key), errno: errno, action: "cannot lock"))
         }
@@ -85,6 +90,6 @@ extension DiskCacheFolder {
         var stored = [UInt8](repeating: 0, count: length)
         guard stored.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, length, off_t(layout.urlOffset)) }) == length,
               stored.prefix(url.count).elementsEqual(url) else { return .damaged }
-        return body(fd, layout, Array(stored.dropFirst(url.count)))
+        return body(fd, layout, Array(stored.dropFirst(url.count)), Self.modificationTime(info))
     }
 }

@@ -32,24 +32,7 @@ extension DiskCacheFolder {
     func writePartial(_ file: [UInt8], key: Hash128) throws(DiskCacheError) {
         let partialFD = try openPartialFolder(create: true)
         defer { close(partialFD) }
-        let temporaryFD: Int32
-        switch openSubfolder(Self.temporaryFolderName, create: true) {
-        case .success(let fd): temporaryFD = fd
-        case .failure(let error): throw error.cacheError
-        }
-        defer { close(temporaryFD) }
-        let (fd, temporary) = try createTemporary(in: temporaryFD, prefix: "partial-")
-        defer { close(fd) }  // also releases the lock, after the rename
-        let temporaryPath = path + "/tmp/" + temporary
-        if let reason = Self.writeAll(fd, file) ?? (fchmod(fd, fileMode) == 0 && fdatasync(fd) == 0 ? nil : errnoText()) {
-            unlinkat(temporaryFD, temporary, 0)
-            throw DiskCacheError(path: temporaryPath, message: "cannot write the partial body \(partialPath(key)): \(reason)")
-        }
-        guard renameat(temporaryFD, temporary, partialFD, key.description) == 0 else {
-            let reason = errnoText()
-            unlinkat(temporaryFD, temporary, 0)
-            throw DiskCacheError(path: partialPath(key), message: "cannot rename \(temporaryPath) over the partial body: \(reason)")
-        }
+        try writeThroughTemporary(file, as: key.description, in: partialFD, path: partialPath(key), what: "partial body", prefix: "partial-", sync: true)
     }
 
     /// Reads the partial file for `key` whole: never opens anything but a regular file in the real
@@ -61,22 +44,14 @@ extension DiskCacheFolder {
         case .failure(let error): return error.errno == ENOENT ? .missing : .failed(error)
         }
         defer { close(partialFD) }
-        let name = key.description
-        var info = stat()
-        guard fstatat(partialFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
-            return errno == ENOENT ? .missing : .failed(SystemError(path: partialPath(key), errno: errno, action: "cannot read"))
+        switch Self.openRegular(key.description, in: partialFD, path: partialPath(key), flags: O_RDONLY) {
+        case .missing: return .missing
+        case .failed(let error): return .failed(error)
+        case .notRegular(let info): return removeNonRegularPartial(info, partialFD: partialFD, key: key)
+        case .open(let fd, let info):
+            defer { close(fd) }
+            return .bytes(Self.readWhole(fd, info), modified: Self.modificationTime(info))
         }
-        guard Self.isRegular(info) else { return removeNonRegularPartial(info, partialFD: partialFD, key: key) }
-        let fd = openat(partialFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            return errno == ENOENT ? .missing : .failed(SystemError(path: partialPath(key), errno: errno, action: "cannot open"))
-        }
-        defer { close(fd) }
-        guard fstat(fd, &info) == 0 else { return .failed(SystemError(path: partialPath(key), errno: errno, action: "cannot read")) }
-        guard Self.isRegular(info) else { return removeNonRegularPartial(info, partialFD: partialFD, key: key) }
-        let modified = Self.modificationTime(info)
-        guard info.st_size >= 0, info.st_size < 1 << 31 else { return .bytes([], modified: modified) }
-        return .bytes(Self.readAll(fd, size: Int(info.st_size)) ?? [], modified: modified)
     }
 
     /// Appends to the partial file for `key` under `flock(LOCK_EX)`: `change` gets the file's
@@ -91,17 +66,17 @@ extension DiskCacheFolder {
         }
         defer { close(partialFD) }
         let name = key.description
-        var info = stat()
-        guard fstatat(partialFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0, Self.isRegular(info) else { return .success(nil) }
-        let fd = openat(partialFD, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            return errno == ENOENT || errno == ELOOP ? .success(nil) : .failure(SystemError(path: partialPath(key), errno: errno, action: "cannot open"))
+        let fd: Int32
+        switch Self.openRegular(name, in: partialFD, path: partialPath(key), flags: O_RDWR) {
+        case .missing, .notRegular: return .success(nil)
+        case .failed(let error): return .failure(error)
+        case .open(let opened, _): fd = opened
         }
         defer { close(fd) }
         guard flock(fd, LOCK_EX) == 0 else { return .failure(SystemError(path: partialPath(key), errno: errno, action: "cannot lock")) }
         defer { flock(fd, LOCK_UN) }
         // Renamed over or removed while this process waited for the lock: not this file any more.
-        var current = stat()
+        var info = stat(), current = stat()
         guard fstat(fd, &info) == 0, Self.isRegular(info), info.st_nlink > 0, info.st_size >= 0, info.st_size < 1 << 31,
               fstatat(partialFD, name, &current, AT_SYMLINK_NOFOLLOW) == 0, current.st_ino == info.st_ino, current.st_dev == info.st_dev,
               let file = Self.readAll(fd, size: Int(info.st_size)) else { return .success(nil) }

@@ -253,22 +253,14 @@ final class DiskCacheFolder: Sendable {
             return errno == ENOENT ? .missing : .failed(SystemError(path: path + "/" + shard, errno: errno, action: "cannot open the shard folder"))
         }
         defer { close(shardFD) }
-        var info = stat()
-        guard fstatat(shardFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
-            return errno == ENOENT ? .missing : .failed(SystemError(path: entryPath(key), errno: errno, action: "cannot read"))
+        switch Self.openRegular(name, in: shardFD, path: entryPath(key), flags: O_RDONLY) {
+        case .missing: return .missing
+        case .failed(let error): return .failed(error)
+        case .notRegular(let info): return removeNonRegular(info, shardFD: shardFD, key: key)
+        case .open(let fd, let info):
+            defer { close(fd) }
+            return .bytes(Self.readWhole(fd, info), modified: Self.modificationTime(info))
         }
-        guard Self.isRegular(info) else { return removeNonRegular(info, shardFD: shardFD, key: key) }
-        let fd = openat(shardFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            return errno == ENOENT ? .missing : .failed(SystemError(path: entryPath(key), errno: errno, action: "cannot open"))
-        }
-        defer { close(fd) }
-        // Swapped for something else since fstatat: check again on the open file.
-        guard fstat(fd, &info) == 0 else { return .failed(SystemError(path: entryPath(key), errno: errno, action: "cannot read")) }
-        guard Self.isRegular(info) else { return removeNonRegular(info, shardFD: shardFD, key: key) }
-        let modified = Self.modificationTime(info)
-        guard info.st_size >= 0, info.st_size < 1 << 31 else { return .bytes([], modified: modified) }
-        return .bytes(Self.readAll(fd, size: Int(info.st_size)) ?? [], modified: modified)
     }
 
     private func removeNonRegular(_ info: stat, shardFD: Int32, key: Hash128) -> ReadOutcome {
@@ -313,28 +305,36 @@ final class DiskCacheFolder: Sendable {
         case .failure(let error): throw error.cacheError
         }
         defer { close(shardFD) }
+        try writeThroughTemporary(file, as: name, in: shardFD, path: entryPath(key), what: "entry", prefix: "entry-", sync: false)
+    }
+
+    /// Writes `file` to a new locked temporary `tmp/<prefix><16 hex>` (synced when asked), then
+    /// renames it over `name` in the folder open at `folderFD` (`path` names the final file): no
+    /// reader ever sees half a file, and a failure leaves no temporary behind.
+    func writeThroughTemporary(_ file: [UInt8], as name: String, in folderFD: Int32, path finalPath: String, what: String,
+               prefix: String, sync: Bool) throws(DiskCacheError) {
         let temporaryFD: Int32
         switch openSubfolder(Self.temporaryFolderName, create: true) {
         case .success(let fd): temporaryFD = fd
         case .failure(let error): throw error.cacheError
         }
         defer { close(temporaryFD) }
-        let (fd, temporary) = try createTemporary(in: temporaryFD, prefix: "entry-")
+        let (fd, temporary) = try createTemporary(in: temporaryFD, prefix: prefix)
         defer { close(fd) }  // also releases the lock, after the rename
         let temporaryPath = path + "/tmp/" + temporary
-        if let reason = Self.writeAll(fd, file) {
+        if let reason = Self.writeAll(fd, file) ?? (sync && fdatasync(fd) != 0 ? errnoText() : nil) {
             unlinkat(temporaryFD, temporary, 0)
-            throw DiskCacheError(path: temporaryPath, message: "cannot write the entry \(entryPath(key)): \(reason)")
+            throw DiskCacheError(path: temporaryPath, message: "cannot write the \(what) \(finalPath): \(reason)")
         }
         if fchmod(fd, fileMode) != 0 {
             let reason = errnoText()
             unlinkat(temporaryFD, temporary, 0)
             throw DiskCacheError(path: temporaryPath, message: "cannot set the mode: \(reason)")
         }
-        guard renameat(temporaryFD, temporary, shardFD, name) == 0 else {
+        guard renameat(temporaryFD, temporary, folderFD, name) == 0 else {
             let reason = errnoText()
             unlinkat(temporaryFD, temporary, 0)
-            throw DiskCacheError(path: entryPath(key), message: "cannot rename \(temporaryPath) over the entry: \(reason)")
+            throw DiskCacheError(path: finalPath, message: "cannot rename \(temporaryPath) over the \(what): \(reason)")
         }
     }
 
