@@ -44,6 +44,9 @@ struct DiskCacheFreshnessTests {
         #expect(cache.freshness(of: testURL(1)) == stored)
         #expect(cache.image(for: testURL(1)) == body)
         #expect(cache.freshness(of: testURL(2)) == nil)
+        // Listing (`cache list`) reads the new header too.
+        let size = try fileBytes(cache.entryPath(for: testURL(1))).count
+        #expect(cache.entries().map { "\($0.url) \($0.size)" } == ["\(testURL(1)) \(size)"])
     }
 
     @Test func aStaleEntryStillCountsAsCached() throws {

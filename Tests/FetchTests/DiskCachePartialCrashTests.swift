@@ -13,10 +13,10 @@ import Glibc
 ///
 /// The writer is this very test binary, started again with this test as its filter and
 /// `IMGPOLICY_PARTIAL_WRITER_FOLDER` set: in that process the test is the writer (it resumes the
-/// partial body it finds, appends 3 MiB at a time, starts over at the end) until it is killed.
+/// partial body it finds, appends 2 MiB at a time, starts over at the end) until it is killed.
 struct DiskCachePartialCrashTests {
     static let writerVariable = "IMGPOLICY_PARTIAL_WRITER_FOLDER"
-    static let total = 16 << 20
+    static let total = 8 << 20
     static let url = testURL(4242)
     static let validator = #""crash-v1""#
     static let limits = DiskCache.PartialLimits(minimumBytes: 1, largest: 32 << 20, totalBytes: 64 << 20, lifetime: 86_400)
@@ -53,9 +53,9 @@ struct DiskCachePartialCrashTests {
             process.standardError = FileHandle.nullDevice
             let before = Self.size(path)
             try process.run()
-            // Wait for the state (the file grew by a random 1–6 MiB, or started over), looking
+            // Wait for the state (the file grew by a random 0.5–3.5 MiB, or started over), looking
             // every 0.2 ms so that the kill lands within an append.
-            let growth = 1 << 20 + Int(random.next() % UInt64(5 << 20))
+            let growth = 512 << 10 + Int(random.next() % UInt64(3 << 20))
             let deadline = ContinuousClock.now + .seconds(60)
             while process.isRunning, ContinuousClock.now < deadline {
                 let now = Self.size(path)
@@ -77,7 +77,7 @@ struct DiskCachePartialCrashTests {
         }
         #expect(killedWhileRunning == Self.rounds, "only \(killedWhileRunning) kills hit a running writer")
         #expect(served >= Self.rounds / 2, "a partial body was read back after only \(served) kills")
-        #expect(longestServed > 1 << 20, "the writers never got past their first save")
+        #expect(longestServed > 512 << 10, "the writers never got past their first save")
     }
 
     /// The writer: resumes what it finds, appends until one byte short of the end, starts over.
@@ -93,7 +93,7 @@ struct DiskCachePartialCrashTests {
                 offset = 256 << 10
             }
             while offset < total - 1 {
-                let count = min(3 << 20, total - 1 - offset)
+                let count = min(2 << 20, total - 1 - offset)
                 guard try cache.appendPartial(Array(whole[offset..<(offset + count)]), for: url, at: offset) else { break }
                 offset += count
             }

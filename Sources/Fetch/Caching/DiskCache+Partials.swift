@@ -140,6 +140,7 @@ extension DiskCache {
             guard !expired, let contents = DiskCachePartialFile.contents(of: file, for: Array(url.absoluteString.utf8)) else {
                 logger.info("disk cache: removed a partial body", metadata: ["path": "\(layout.partialPath(key))", "url": "\(url)",
                                                                               "why": "\(expired ? "expired" : "damaged")"])
+                count { $0.partialsRemoved += 1 }
                 removePartial(key)
                 return nil
             }

@@ -288,7 +288,7 @@ public final class DiskCache: CacheInspecting {
         if let freshness, !freshness.isStorable {
             count { $0.refusedNoStore += 1 }
             logger.debug("disk cache: not stored: the response forbids it", metadata: ["url": "\(url)", "status": "\(freshness.status)", "no-store": "\(freshness.noStore)"])
-            if index.withLock({ $0.contains(key) }) { remove(url) }
+            if containsImage(at: url) { remove(url) }
             return .forbidden
         }
         let file = DiskCacheEntry.encode(body: bytes, url: urlBytes, freshness: freshness)
