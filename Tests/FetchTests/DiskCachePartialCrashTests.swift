@@ -31,53 +31,74 @@ struct DiskCachePartialCrashTests {
         return bytes
     }
 
-    @Test func aPartialBodyWrittenByAKilledProcessIsOnlyEverReadAsCheckedBytes() throws {
+    /// What the series of kills found.
+    struct Outcome: Sendable {
+        var failures: [String] = []
+        var killedWhileRunning = 0
+        var served = 0
+        var longestServed = 0
+    }
+
+    @Test func aPartialBodyWrittenByAKilledProcessIsOnlyEverReadAsCheckedBytes() async throws {
         if let folder = ProcessInfo.processInfo.environment[Self.writerVariable] {
             try Self.write(into: folder)  // the child: until killed
             return
         }
+        // The series blocks (processes, polling): on a thread of its own, never the cooperative pool.
+        let outcome = try await offThePool { try Self.series() }
+        #expect(outcome.failures.isEmpty, "\(outcome.failures.prefix(10).joined(separator: "\n"))")
+        #expect(outcome.killedWhileRunning == Self.rounds, "only \(outcome.killedWhileRunning) kills hit a running writer")
+        #expect(outcome.served >= Self.rounds / 2, "a partial body was read back after only \(outcome.served) kills")
+        #expect(outcome.longestServed > 512 << 10, "the writers never got past their first save")
+    }
+
+    /// Starts the writer and kills it (SIGKILL) `rounds` times, reading the partial body back
+    /// through a new `DiskCache` after each kill.
+    static func series() throws -> Outcome {
+        var outcome = Outcome()
         let folder = TemporaryFolder()
-        let whole = Self.wholeBody()
-        let path = folder.path + "/partial/" + Hash128(of: Self.url.absoluteString).description
+        let whole = wholeBody()
+        let path = folder.path + "/partial/" + Hash128(of: url.absoluteString).description
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         var random = SeededGenerator(seed: 0x9A87)
-        var killedWhileRunning = 0, served = 0, longestServed = 0
-        for round in 0..<Self.rounds {
+        for round in 0..<rounds {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = ["--testing-library", "swift-testing", "--filter", "aPartialBodyWrittenByAKilledProcessIsOnlyEverReadAsCheckedBytes"]
             var environment = ProcessInfo.processInfo.environment
-            environment[Self.writerVariable] = folder.path
+            environment[writerVariable] = folder.path
             process.environment = environment
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            let before = Self.size(path)
+            let before = size(path)
             try process.run()
             // Wait for the state (the file grew by a random 0.5–3.5 MiB, or started over), looking
             // every 0.2 ms so that the kill lands within an append.
             let growth = 512 << 10 + Int(random.next() % UInt64(3 << 20))
             let deadline = ContinuousClock.now + .seconds(60)
             while process.isRunning, ContinuousClock.now < deadline {
-                let now = Self.size(path)
+                let now = size(path)
                 if now >= before + growth || now < before { break }
                 usleep(200)
             }
             usleep(useconds_t(random.next() % 3_000))
-            if process.isRunning { killedWhileRunning += 1 }
+            if process.isRunning { outcome.killedWhileRunning += 1 }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
 
-            let cache = try DiskCache(folder: folder.path, capacity: 1 << 30, partialLimits: Self.limits)
-            if let partial = cache.partial(for: Self.url) {
-                served += 1
-                longestServed = max(longestServed, partial.bytes.count)
-                #expect(whole.starts(with: partial.bytes), "round \(round): served bytes that are not the body's first \(partial.bytes.count)")
-                #expect(partial.totalLength == Self.total && partial.validator == Self.validator)
+            let cache = try DiskCache(folder: folder.path, capacity: 1 << 30, partialLimits: limits)
+            if let partial = cache.partial(for: url) {
+                outcome.served += 1
+                outcome.longestServed = max(outcome.longestServed, partial.bytes.count)
+                if !whole.starts(with: partial.bytes) {
+                    outcome.failures.append("round \(round): served \(partial.bytes.count) bytes that are not the body's first")
+                }
+                if partial.totalLength != total || partial.validator != validator {
+                    outcome.failures.append("round \(round): total \(partial.totalLength), validator \(partial.validator)")
+                }
             }
         }
-        #expect(killedWhileRunning == Self.rounds, "only \(killedWhileRunning) kills hit a running writer")
-        #expect(served >= Self.rounds / 2, "a partial body was read back after only \(served) kills")
-        #expect(longestServed > 512 << 10, "the writers never got past their first save")
+        return outcome
     }
 
     /// The writer: resumes what it finds, appends until one byte short of the end, starts over.
