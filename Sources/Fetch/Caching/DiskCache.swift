@@ -15,6 +15,11 @@ import Darwin
 /// try cache.store(bytes, for: url)
 /// cache.containsImage(at: url)        // from memory: no system call on a hit
 /// let bytes = cache.image(for: url)   // nil: a miss, or a damaged entry (removed)
+///
+/// // With HTTP freshness, and after a 304:
+/// try cache.store(bytes, for: url, freshness: HTTPFreshness(status: 200, headers: headers, receivedAt: .now()))
+/// cache.storedImage(for: url)?.freshness.state(at: .now())   // .fresh, .stale…
+/// try cache.revalidated(url, notModified: headersOf304, receivedAt: .now())   // same bytes, renewed freshness
 /// ```
 ///
 /// - **Its own files only.** A folder is a cache when it holds the marker `.imgpolicy-cache`
@@ -38,6 +43,13 @@ import Darwin
 ///   none), so entries written by other processes become visible.
 /// - **Capacity.** Past `capacity` bytes the least recently used entries (reads count as uses,
 ///   across restarts) are removed down to 90 %. A body larger than `largestEntry` is not stored.
+/// - **HTTP freshness.** An entry stored with an `HTTPFreshness` keeps it in two checked slots
+///   (`DiskCacheEntry`, format 2); a refresh after a 304 rewrites one slot in place, never the
+///   body. Entries without one (format 1, as before) are fresh for the default lifetime from
+///   their write time. `no-store` is never written. "Is it cached?" ignores freshness: a stale
+///   entry is cached.
+/// - **Partial bodies** of interrupted transfers live in `partial/`, bounded by `partialLimits`,
+///   counted against the capacity and evicted before entries (`DiskCache+Partials.swift`).
 ///
 /// Thread safety: every method may be called from any thread at once. Every method is synchronous
 /// and may touch the disk, except `containsImage(at:)` on a hit and `statistics`.
