@@ -15,6 +15,11 @@ import Darwin
 /// try cache.store(bytes, for: url)
 /// cache.containsImage(at: url)        // from memory: no system call on a hit
 /// let bytes = cache.image(for: url)   // nil: a miss, or a damaged entry (removed)
+///
+/// // With HTTP freshness, and after a 304:
+/// try cache.store(bytes, for: url, freshness: HTTPFreshness(status: 200, headers: headers, receivedAt: .now()))
+/// cache.storedImage(for: url)?.freshness.state(at: .now())   // .fresh, .stale…
+/// try cache.revalidated(url, notModified: headersOf304, receivedAt: .now())   // same bytes, renewed freshness
 /// ```
 ///
 /// - **Its own files only.** A folder is a cache when it holds the marker `.imgpolicy-cache`
@@ -38,6 +43,13 @@ import Darwin
 ///   none), so entries written by other processes become visible.
 /// - **Capacity.** Past `capacity` bytes the least recently used entries (reads count as uses,
 ///   across restarts) are removed down to 90 %. A body larger than `largestEntry` is not stored.
+/// - **HTTP freshness.** An entry stored with an `HTTPFreshness` keeps it in two checked slots
+///   (`DiskCacheEntry`, format 2); a refresh after a 304 rewrites one slot in place, never the
+///   body. Entries without one (format 1, as before) are fresh for the default lifetime from
+///   their write time. `no-store` is never written. "Is it cached?" ignores freshness: a stale
+///   entry is cached.
+/// - **Partial bodies** of interrupted transfers live in `partial/`, bounded by `partialLimits`,
+///   counted against the capacity and evicted before entries (`DiskCache+Partials.swift`).
 ///
 /// Thread safety: every method may be called from any thread at once. Every method is synchronous
 /// and may touch the disk, except `containsImage(at:)` on a hit and `statistics`.
@@ -55,6 +67,8 @@ public final class DiskCache: CacheInspecting {
     /// The mode of the files the cache creates (0600 unless configured); folders get the
     /// matching search bits (0700).
     public let fileMode: UInt32
+    /// How much of interrupted transfers is kept (see `savePartial(_:for:validator:totalLength:)`).
+    public let partialLimits: PartialLimits
 
     /// What went wrong or was cleaned up since the cache was opened, in this process.
     public struct Counters: Sendable, Equatable {
@@ -74,6 +88,11 @@ public final class DiskCache: CacheInspecting {
         public var temporaryBytesHeld = 0
         /// Bodies not stored because their entry would exceed `largestEntry`.
         public var oversizedSkipped = 0
+        /// Responses not stored (or entries removed) because they forbid storing (`no-store`).
+        public var refusedNoStore = 0
+        /// Partial bodies removed: expired, torn, over their cap, evicted, or found not to be a
+        /// regular file.
+        public var partialsRemoved = 0
     }
 
     /// What `removeAll()` did.
@@ -86,16 +105,28 @@ public final class DiskCache: CacheInspecting {
         public var failures: [DiskCacheError]
     }
 
-    private let layout: DiskCacheFolder
+    /// What `store` did.
+    public enum StoreOutcome: Sendable, Equatable {
+        /// Written (and indexed).
+        case stored
+        /// Not written: the entry would be larger than `largestEntry`.
+        case tooLarge
+        /// Not written: the response forbids storing (`no-store`, or a status other than 200/203).
+        case forbidden
+    }
+
+    let layout: DiskCacheFolder
     // The folder was empty and the marker could not be written: an empty cache, only read (its
     // journal is neither created nor rebuilt; stores are tried and fail naming what they could not write).
     private let readOnly: Bool
     private let journal: DiskCacheJournal
-    private let logger: Logger
+    let logger: Logger
     // Guards the index (what the folder holds, sizes, access order).
-    private let index = Locked(DiskCacheIndex())
+    let index = Locked(DiskCacheIndex())
     // Guards the counters.
-    private let counts = Locked(Counters())
+    let counts = Locked(Counters())
+    // Guards what this process knows of the partial bodies (`partial/`): sizes and ages.
+    let partials = Locked(DiskCachePartials())
 
     /// `$XDG_CACHE_HOME/imgpolicy`, else `~/.cache/imgpolicy`.
     public static func defaultFolder(environment: [String: String]) -> String {
@@ -111,12 +142,14 @@ public final class DiskCache: CacheInspecting {
     ///   - capacity: the most bytes kept (512 MiB by default).
     ///   - largestEntry: the largest entry stored (default and at most: `capacity`).
     ///   - fileMode: the mode of the files created (default 0600: only the user reads the cache).
+    ///   - partialLimits: how much of interrupted transfers is kept (64 KiB at least, 8 MiB each,
+    ///     32 MiB in all, for a day).
     ///   - logger: evictions, damaged entries removed, failed writes and removals.
     /// - Throws: `.openFailed` when the folder cannot be created or read; `.notACache` when it is
     ///   not empty and has no cache marker (nothing in it is read or removed then). An empty folder
     ///   that cannot be written is no error: it opens as an empty cache, only read.
     public init(folder: String, capacity: Int = 512 << 20, largestEntry: Int? = nil, fileMode: UInt32 = 0o600,
-                logger: Logger = .disabled) throws(DiskCacheError) {
+                partialLimits: PartialLimits = .default, logger: Logger = .disabled) throws(DiskCacheError) {
         layout = try DiskCacheFolder(path: folder, fileMode: mode_t(fileMode & 0o7777))
         let unwritable = try layout.claim()
         readOnly = unwritable != nil
@@ -124,6 +157,9 @@ public final class DiskCache: CacheInspecting {
         self.capacity = max(0, capacity)
         self.largestEntry = min(max(0, largestEntry ?? capacity), max(0, capacity))
         self.fileMode = fileMode & 0o7777
+        var limits = partialLimits
+        limits.largest = min(limits.largest, self.largestEntry)
+        self.partialLimits = limits
         self.logger = logger
         journal = DiskCacheJournal(folder: layout)
         if let unwritable {
@@ -136,6 +172,7 @@ public final class DiskCache: CacheInspecting {
         }
         sweep()
         refresh()
+        scanPartials()
         compactIfNeeded()
     }
 
@@ -162,8 +199,16 @@ public final class DiskCache: CacheInspecting {
 
     /// The image stored for `url`, or nil when there is none or it is damaged (then it is removed
     /// and logged). Never blocks on a FIFO or device put in an entry's place (it is removed).
-    /// Marks the entry as used, in the journal.
+    /// Marks the entry as used, in the journal. A stale entry is returned all the same: see
+    /// `storedImage(for:)` for its freshness.
     public func image(for url: ImageURL) -> [UInt8]? {
+        storedImage(for: url)?.bytes
+    }
+
+    /// The image stored for `url` with its HTTP freshness, or nil as `image(for:)`. An entry
+    /// written before entries kept their freshness (format 1) reads as one without any HTTP
+    /// information received when its file was last written: fresh for the default lifetime from then.
+    public func storedImage(for url: ImageURL) -> StoredImage? {
         let key = Hash128(of: url.absoluteString)
         switch layout.readEntry(key) {
         case .missing:
@@ -185,8 +230,8 @@ public final class DiskCache: CacheInspecting {
             if let removal { reportRemovalFailure(removal) }
             forget(key, journaled: true)
             return nil
-        case .bytes(let file):
-            guard let body = Self.body(of: file, for: url) else {
+        case .bytes(let file, let modified):
+            guard let contents = DiskCacheEntry.contents(of: file, for: url) else {
                 count { $0.damagedRemoved += 1 }
                 logger.warning("disk cache: removed a damaged entry", metadata: ["path": "\(layout.entryPath(key))", "url": "\(url)", "bytes": "\(file.count)"])
                 if let failure = layout.removeEntry(key) { reportRemovalFailure(failure) }
@@ -200,7 +245,20 @@ public final class DiskCache: CacheInspecting {
             }
             record([.init(key: key, size: file.count, operation: known ? .used : .stored)])
             compactIfNeeded()  // a process that only reads still keeps the journal small
-            return body
+            return StoredImage(bytes: contents.body, freshness: contents.freshness ?? HTTPFreshness(storedAt: HTTPDate(secondsSince1970: modified)),
+                               hasFreshnessRecord: contents.freshness != nil)
+        }
+    }
+
+    /// The freshness of the entry for `url`, reading only its header and freshness record (never
+    /// the body; not a use): nil when there is no entry, or it is not an intact one for `url`
+    /// (`storedImage(for:)` then removes it). A format-1 entry answers as `storedImage(for:)` does.
+    public func freshness(of url: ImageURL) -> HTTPFreshness? {
+        let key = Hash128(of: url.absoluteString)
+        switch layout.readFreshness(key: key, url: Array(url.absoluteString.utf8)) {
+        case .done(let freshness): return freshness
+        case .withoutRecord(let modified): return HTTPFreshness(storedAt: HTTPDate(secondsSince1970: modified))
+        case .missing, .needsWholeRewrite, .damaged, .failed: return nil
         }
     }
 
@@ -212,15 +270,30 @@ public final class DiskCache: CacheInspecting {
 
     // MARK: - Writing
 
-    /// Stores `bytes` for `url` atomically, then evicts past `capacity`. A body whose entry would be
-    /// larger than `largestEntry` is not stored (nothing is evicted for it; counted in
-    /// `counters.oversizedSkipped`).
+    /// Stores `bytes` for `url` atomically, without HTTP information (received now: fresh for the
+    /// default lifetime), then evicts past `capacity`: `store(_:for:freshness:)` with nil, the
+    /// outcome dropped (a body too large is not stored, nothing is evicted for it).
+    /// - Throws: as `store(_:for:freshness:)`.
+    public func store(_ bytes: [UInt8], for url: ImageURL) throws(DiskCacheError) {
+        _ = try store(bytes, for: url, freshness: nil)
+    }
+
+    /// Stores `bytes` for `url` atomically with its HTTP `freshness`, then evicts past `capacity`.
+    /// Without `freshness` the entry has no freshness record (format 1, as entries written before
+    /// they kept one): fresh for the default lifetime from the time it was written.
+    ///
+    /// Returns `.stored`, or why nothing was written: `.tooLarge` for a body whose entry would be
+    /// larger than `largestEntry` (nothing is evicted for it; counted in
+    /// `counters.oversizedSkipped`); `.forbidden` when `freshness` says the response may not be
+    /// stored (`no-store`, or a status other than 200 and 203): then any entry for `url` is
+    /// removed too, since it describes an older response (counted in `counters.refusedNoStore`).
     /// - Throws: `DiskCacheError` naming the path when the file cannot be written (full disk,
     ///   immutable or missing folder, a file where `tmp/` or a shard should be), `.tooLarge` for a
     ///   URL longer than 1 MiB; the cache is unchanged then. Also when the entry cannot be recorded
     ///   in the journal (the error names the journal): the entry file is then removed, so that no
     ///   entry is on disk that the index does not show. Failures are also logged and counted.
-    public func store(_ bytes: [UInt8], for url: ImageURL) throws(DiskCacheError) {
+    @discardableResult
+    public func store(_ bytes: [UInt8], for url: ImageURL, freshness: HTTPFreshness?) throws(DiskCacheError) -> StoreOutcome {
         let urlBytes = Array(url.absoluteString.utf8)
         guard urlBytes.count <= DiskCacheEntry.largestURL else {
             count { $0.writeFailures += 1 }
@@ -228,24 +301,40 @@ public final class DiskCache: CacheInspecting {
             logger.warning("disk cache: not stored", metadata: ["error": "\(error)"])
             throw error
         }
-        let size = DiskCacheEntry.headerSize + urlBytes.count + bytes.count
+        let key = Hash128(of: url.absoluteString)
+        if let freshness, !freshness.isStorable {
+            count { $0.refusedNoStore += 1 }
+            logger.debug("disk cache: not stored: the response forbids it", metadata: ["url": "\(url)", "status": "\(freshness.status)", "no-store": "\(freshness.noStore)"])
+            if containsImage(at: url) { remove(url) }
+            return .forbidden
+        }
+        let file = DiskCacheEntry.encode(body: bytes, url: urlBytes, freshness: freshness)
+        let size = file.count
         guard size <= largestEntry else {
             count { $0.oversizedSkipped += 1 }
             logger.debug("disk cache: not stored: larger than the largest entry", metadata: ["url": "\(url)", "bytes": "\(size)", "largest": "\(largestEntry)"])
-            return
+            return .tooLarge
         }
-        let key = Hash128(of: url.absoluteString)
         do {
-            try layout.writeEntry(DiskCacheEntry.encode(body: bytes, url: urlBytes), key: key)
+            try layout.writeEntry(file, key: key)
         } catch {
             count { $0.writeFailures += 1 }
             logger.error("disk cache: cannot store an entry", metadata: ["path": "\(error.path)", "error": "\(error.message)", "url": "\(url)"])
             throw error
         }
+        try recordStored(key, size: size)
+        return .stored
+    }
+
+    /// Indexes and journals a new entry file, then evicts past the capacity. When the record
+    /// cannot be appended, the entry file is removed and the failure thrown.
+    private func recordStored(_ key: Hash128, size: Int) throws(DiskCacheError) {
         refresh()  // other processes' writes and uses count for the capacity and the order
+        trimPartials(keeping: nil, adding: size)  // partial bodies go before any entry
+        let partialBytes = partials.withLock { $0.bytes }
         let victims: [(key: Hash128, size: Int)] = index.withLock { index in
             index.store(key, size: size)
-            return evictionVictims(&index, keeping: key)
+            return evictionVictims(&index, keeping: key, partialBytes: partialBytes)
         }
         let failure = record([.init(key: key, size: size, operation: .stored)] + victims.map { .init(key: $0.key, size: 0, operation: .removed) })
         evict(victims)
@@ -258,6 +347,57 @@ public final class DiskCache: CacheInspecting {
         compactIfNeeded()
     }
 
+    /// Replaces the freshness of the entry for `url` (after a `304 Not Modified`: see
+    /// `HTTPFreshness.refreshed(byNotModified:requestedAt:receivedAt:)`) without rewriting its
+    /// body: the new record goes into the entry's spare slot, in place, under `flock`; a crash
+    /// in the middle leaves the previous record (`DiskCacheEntry`). A format-1 entry, or a record
+    /// too long for the entry's slots, is rewritten whole (atomically, as `store`).
+    ///
+    /// Returns whether the entry holds `freshness` now: false when there is no intact entry for
+    /// `url`, or when `freshness` forbids storing (`no-store` in the 304): then the entry is removed.
+    /// - Throws: `DiskCacheError` naming the entry when it cannot be written.
+    @discardableResult
+    public func refreshFreshness(of url: ImageURL, to freshness: HTTPFreshness) throws(DiskCacheError) -> Bool {
+        let key = Hash128(of: url.absoluteString)
+        guard freshness.isStorable else {
+            count { $0.refusedNoStore += 1 }
+            remove(url)
+            return false
+        }
+        let urlBytes = Array(url.absoluteString.utf8)
+        switch layout.rewriteFreshness(DiskCacheEntry.encodeFreshness(freshness), key: key, url: urlBytes) {
+        case .done, .withoutRecord:
+            return true
+        case .missing:
+            forget(key)
+            return false
+        case .damaged:
+            _ = storedImage(for: url)  // removes it, logged and counted
+            return false
+        case .needsWholeRewrite:
+            guard let stored = storedImage(for: url) else { return false }
+            return try store(stored.bytes, for: url, freshness: freshness) == .stored
+        case .failed(let error):
+            count { $0.writeFailures += 1 }
+            logger.error("disk cache: cannot refresh an entry's freshness", metadata: ["path": "\(error.path)", "error": "\(error.message)", "url": "\(url)"])
+            throw error.cacheError
+        }
+    }
+
+    /// After a `304 Not Modified` carrying `headers` for a request made with the stored entry's
+    /// `conditionalHeaders`: the stored bytes with their renewed freshness (already written), or
+    /// nil when there is no entry for `url` or the 304 does not match it (its validators differ):
+    /// the caller then fetches `url` again without conditions. Never an empty image.
+    /// - Throws: as `refreshFreshness(of:to:)`; the bytes are good all the same, but the caller
+    ///   learns that the renewed freshness is not on disk.
+    public func revalidated(_ url: ImageURL, notModified headers: [(name: String, value: String)],
+                            requestedAt: HTTPDate? = nil, receivedAt: HTTPDate) throws(DiskCacheError) -> StoredImage? {
+        guard let stored = storedImage(for: url),
+              let renewed = stored.freshness.refreshed(byNotModified: headers, requestedAt: requestedAt, receivedAt: receivedAt) else { return nil }
+        try refreshFreshness(of: url, to: renewed)
+        return StoredImage(bytes: stored.bytes, freshness: renewed, hasFreshnessRecord: renewed.isStorable)
+    }
+
     /// Removes the entry for `url`.
     public func remove(_ url: ImageURL) {
         let key = Hash128(of: url.absoluteString)
@@ -265,7 +405,7 @@ public final class DiskCache: CacheInspecting {
         forget(key, journaled: true)
     }
 
-    /// Removes every entry and every stale temporary file, never anything else: only the cache's
+    /// Removes every entry, every partial body and every stale temporary file, never anything else: only the cache's
     /// own names, in real (not symbolic-link) shard folders. Returns what was removed and every
     /// failure (each also logged and counted); what could not be removed stays in the index.
     @discardableResult
@@ -273,6 +413,8 @@ public final class DiskCache: CacheInspecting {
         let swept = sweep()
         let removal = layout.removeAllEntries()
         for failure in removal.failures { reportRemovalFailure(failure) }
+        scanPartials()  // what other processes saved too
+        for key in partials.withLock({ Array($0.byKey.keys) }) { removePartial(key) }
         var failures = (swept.failures + removal.failures).map { DiskCacheError(path: $0.path, message: $0.message, code: .removeFailed) }
         if let error = rebuildFromFolder() { failures.append(error) }
         return ClearReport(removed: removal.removed, temporariesRemoved: swept.removed, failures: failures)
@@ -294,7 +436,7 @@ public final class DiskCache: CacheInspecting {
     // MARK: - Index upkeep
 
     /// Reads what other processes appended to the journal (or the whole of a replaced one).
-    private func refresh() {
+    func refresh() {
         guard !readOnly else { return }
         switch journal.readNew() {
         case .appended(let records):
@@ -364,8 +506,8 @@ public final class DiskCache: CacheInspecting {
         }
     }
 
-    private func evictionVictims(_ index: inout DiskCacheIndex, keeping key: Hash128) -> [(key: Hash128, size: Int)] {
-        let held = counts.withLock { $0.temporaryBytesHeld }
+    func evictionVictims(_ index: inout DiskCacheIndex, keeping key: Hash128?, partialBytes: Int) -> [(key: Hash128, size: Int)] {
+        let held = counts.withLock { $0.temporaryBytesHeld } + partialBytes
         guard index.totalBytes + held > capacity else { return [] }
         var victims: [(key: Hash128, size: Int)] = []
         let target = capacity / 10 * 9
@@ -377,7 +519,7 @@ public final class DiskCache: CacheInspecting {
         return victims
     }
 
-    private func evict(_ victims: [(key: Hash128, size: Int)]) {
+    func evict(_ victims: [(key: Hash128, size: Int)]) {
         guard !victims.isEmpty else { return }
         for victim in victims {
             if let failure = layout.removeEntry(victim.key) { reportRemovalFailure(failure) }
@@ -404,7 +546,7 @@ public final class DiskCache: CacheInspecting {
         return (result.removed, result.failures)
     }
 
-    private func forget(_ key: Hash128, journaled: Bool = false) {
+    func forget(_ key: Hash128, journaled: Bool = false) {
         let known = index.withLock { $0.remove(key) != nil }
         if known || journaled { record([.init(key: key, size: 0, operation: .removed)]) }
     }
@@ -412,19 +554,19 @@ public final class DiskCache: CacheInspecting {
     /// Appends to the journal; a failure is logged, counted and returned (the entry files stay
     /// right: the journal is then behind until it is rebuilt or compacted).
     @discardableResult
-    private func record(_ records: [DiskCacheJournal.Record]) -> SystemError? {
+    func record(_ records: [DiskCacheJournal.Record]) -> SystemError? {
         guard let failure = journal.append(records) else { return nil }
         count { $0.writeFailures += 1 }
         logger.error("disk cache: cannot write the journal", metadata: ["path": "\(failure.path)", "error": "\(failure.message)"])
         return failure
     }
 
-    private func reportRemovalFailure(_ failure: SystemError) {
+    func reportRemovalFailure(_ failure: SystemError) {
         count { $0.removalFailures += 1 }
         logger.error("disk cache: cannot remove", metadata: ["path": "\(failure.path)", "error": "\(failure.message)"])
     }
 
-    private func count(_ change: (inout Counters) -> Void) {
+    func count(_ change: (inout Counters) -> Void) {
         counts.withLock(change)
     }
 }

@@ -12,6 +12,8 @@ import Policy
 /// <folder>/journal               the index and access order (DiskCacheJournal)
 /// <folder>/tmp/entry-<16 hex>    temporaries being written (locked by their writer)
 /// <folder>/tmp/journal-<16 hex>  a journal being rewritten
+/// <folder>/tmp/partial-<16 hex>  a partial body being saved
+/// <folder>/partial/ab34…e1       partial bodies of interrupted transfers (DiskCachePartialFile)
 /// <folder>/ab/ab34…e1            entries: 32 hex digits of the URL's hash, in 256 shards
 /// <folder>/usage/                the data usage ledger (DataUsageLedger): never read or removed here
 /// ```
@@ -79,7 +81,7 @@ final class DiskCacheFolder: Sendable {
             return (suffix.count == 16 && suffix.allSatisfy(isLowercaseHex))
                 || (suffix.count == 6 && suffix.allSatisfy { isLowercaseHex($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) })
         }
-        if name.hasPrefix("journal-") {
+        if name.hasPrefix("journal-") || name.hasPrefix("partial-") {
             let suffix = utf8.dropFirst(8)
             return suffix.count == 16 && suffix.allSatisfy(isLowercaseHex)
         }
@@ -238,8 +240,8 @@ final class DiskCacheFolder: Sendable {
     /// What reading an entry found.
     enum ReadOutcome {
         case missing
-        /// A regular file's bytes.
-        case bytes([UInt8])
+        /// A regular file's bytes, and its modification time (seconds since 1970).
+        case bytes([UInt8], modified: Int64)
         /// Something other than a regular file under an entry's name (a FIFO, a device, a folder,
         /// a symbolic link); its name was removed when it could be (`removal` is the failure).
         case notRegular(kind: String, removal: SystemError?)
@@ -255,21 +257,14 @@ final class DiskCacheFolder: Sendable {
             return errno == ENOENT ? .missing : .failed(SystemError(path: path + "/" + shard, errno: errno, action: "cannot open the shard folder"))
         }
         defer { close(shardFD) }
-        var info = stat()
-        guard fstatat(shardFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
-            return errno == ENOENT ? .missing : .failed(SystemError(path: entryPath(key), errno: errno, action: "cannot read"))
+        switch Self.openRegular(name, in: shardFD, path: entryPath(key), flags: O_RDONLY) {
+        case .missing: return .missing
+        case .failed(let error): return .failed(error)
+        case .notRegular(let info): return removeNonRegular(info, shardFD: shardFD, key: key)
+        case .open(let fd, let info):
+            defer { close(fd) }
+            return .bytes(Self.readWhole(fd, info), modified: Self.modificationTime(info))
         }
-        guard Self.isRegular(info) else { return removeNonRegular(info, shardFD: shardFD, key: key) }
-        let fd = openat(shardFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            return errno == ENOENT ? .missing : .failed(SystemError(path: entryPath(key), errno: errno, action: "cannot open"))
-        }
-        defer { close(fd) }
-        // Swapped for something else since fstatat: check again on the open file.
-        guard fstat(fd, &info) == 0 else { return .failed(SystemError(path: entryPath(key), errno: errno, action: "cannot read")) }
-        guard Self.isRegular(info) else { return removeNonRegular(info, shardFD: shardFD, key: key) }
-        guard info.st_size >= 0, info.st_size < 1 << 31 else { return .bytes([]) }
-        return Self.readAll(fd, size: Int(info.st_size)).map(ReadOutcome.bytes) ?? .bytes([])
     }
 
     private func removeNonRegular(_ info: stat, shardFD: Int32, key: Hash128) -> ReadOutcome {
@@ -294,11 +289,13 @@ final class DiskCacheFolder: Sendable {
         defer { close(fd) }
         guard fstat(fd, &info) == 0, Self.isRegular(info), info.st_size >= 0, info.st_size < 1 << 40 else { return nil }
         let size = Int(info.st_size)
-        var header = [UInt8](repeating: 0, count: DiskCacheEntry.headerSize)
-        guard header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, DiskCacheEntry.headerSize, 0) }) == DiskCacheEntry.headerSize,
-              let urlLength = header.withUnsafeBytes({ DiskCacheEntry.urlLength(header: $0, fileSize: size) }) else { return nil }
+        let headerLength = min(size, DiskCacheEntry.headerSize)
+        var header = [UInt8](repeating: 0, count: headerLength)
+        guard header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, headerLength, 0) }) == headerLength,
+              let layout = header.withUnsafeBytes({ DiskCacheEntry.layout(header: $0, fileSize: size) }) else { return nil }
+        let urlLength = layout.urlLength
         var url = [UInt8](repeating: 0, count: urlLength)
-        guard url.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, urlLength, off_t(DiskCacheEntry.headerSize)) }) == urlLength else { return nil }
+        guard url.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, urlLength, off_t(layout.urlOffset)) }) == urlLength else { return nil }
         return (String(decoding: url, as: UTF8.self), size)
     }
 
@@ -312,28 +309,36 @@ final class DiskCacheFolder: Sendable {
         case .failure(let error): throw error.cacheError
         }
         defer { close(shardFD) }
+        try writeThroughTemporary(file, as: name, in: shardFD, path: entryPath(key), what: "entry", prefix: "entry-", sync: false)
+    }
+
+    /// Writes `file` to a new locked temporary `tmp/<prefix><16 hex>` (synced when asked), then
+    /// renames it over `name` in the folder open at `folderFD` (`path` names the final file): no
+    /// reader ever sees half a file, and a failure leaves no temporary behind.
+    func writeThroughTemporary(_ file: [UInt8], as name: String, in folderFD: Int32, path finalPath: String, what: String,
+               prefix: String, sync: Bool) throws(DiskCacheError) {
         let temporaryFD: Int32
         switch openSubfolder(Self.temporaryFolderName, create: true) {
         case .success(let fd): temporaryFD = fd
         case .failure(let error): throw error.cacheError
         }
         defer { close(temporaryFD) }
-        let (fd, temporary) = try createTemporary(in: temporaryFD, prefix: "entry-")
+        let (fd, temporary) = try createTemporary(in: temporaryFD, prefix: prefix)
         defer { close(fd) }  // also releases the lock, after the rename
         let temporaryPath = path + "/tmp/" + temporary
-        if let reason = Self.writeAll(fd, file) {
+        if let reason = Self.writeAll(fd, file) ?? (sync && fdatasync(fd) != 0 ? errnoText() : nil) {
             unlinkat(temporaryFD, temporary, 0)
-            throw DiskCacheError(path: temporaryPath, message: "cannot write the entry \(entryPath(key)): \(reason)")
+            throw DiskCacheError(path: temporaryPath, message: "cannot write the \(what) \(finalPath): \(reason)")
         }
         if fchmod(fd, fileMode) != 0 {
             let reason = errnoText()
             unlinkat(temporaryFD, temporary, 0)
             throw DiskCacheError(path: temporaryPath, message: "cannot set the mode: \(reason)")
         }
-        guard renameat(temporaryFD, temporary, shardFD, name) == 0 else {
+        guard renameat(temporaryFD, temporary, folderFD, name) == 0 else {
             let reason = errnoText()
             unlinkat(temporaryFD, temporary, 0)
-            throw DiskCacheError(path: entryPath(key), message: "cannot rename \(temporaryPath) over the entry: \(reason)")
+            throw DiskCacheError(path: finalPath, message: "cannot rename \(temporaryPath) over the \(what): \(reason)")
         }
     }
 
@@ -404,12 +409,7 @@ final class DiskCacheFolder: Sendable {
         var entries: [(key: Hash128, size: Int, modified: Int)] = []
         let problems = forEachEntry { _, _, _, key, info in
             guard Self.isRegular(info) else { return }
-            #if canImport(Darwin)
-            let modified = Int(info.st_mtimespec.tv_sec)
-            #else
-            let modified = Int(info.st_mtim.tv_sec)
-            #endif
-            entries.append((key, Int(info.st_size), modified))
+            entries.append((key, Int(info.st_size), Int(Self.modificationTime(info))))
         }
         return (entries, problems)
     }
@@ -466,6 +466,15 @@ final class DiskCacheFolder: Sendable {
     // MARK: - Files
 
     static func isRegular(_ info: stat) -> Bool { (info.st_mode & S_IFMT) == S_IFREG }
+
+    /// The modification time in `info`, in seconds since 1970.
+    static func modificationTime(_ info: stat) -> Int64 {
+        #if canImport(Darwin)
+        Int64(info.st_mtimespec.tv_sec)
+        #else
+        Int64(info.st_mtim.tv_sec)
+        #endif
+    }
     static func isFolder(_ info: stat) -> Bool { (info.st_mode & S_IFMT) == S_IFDIR }
 
     static func kind(_ info: stat) -> String {
