@@ -1,7 +1,9 @@
-// The fetch benchmark; run it through scripts/bench-fetch.sh, which starts nginx.
+// The fetch benchmark; run it through scripts/bench-fetch.sh, which starts nginx. It compares the
+// library's transport with curl, URLSession and AsyncHTTPClient (hence a package of its own).
 //
 //     fetch-benchmark generate DIR COUNT      writes COUNT distinct 10 KiB images to DIR
 //     fetch-benchmark run BASE-URL COUNT WORK  measures, side by side in one run
+import AsyncHTTPClient
 import Fetch
 import Foundation
 #if canImport(FoundationNetworking)
@@ -113,14 +115,47 @@ func urlSessionAll(_ urls: [ImageURL]) async -> Duration {
     return elapsed
 }
 
+/// AsyncHTTPClient (swift-server's client, on SwiftNIO) with `connections` per host, every request
+/// started at once, each body collected in memory.
+func asyncHTTPClientAll(_ urls: [ImageURL], with client: HTTPClient) async -> Duration {
+    let start = ContinuousClock.now
+    let wrong = await withTaskGroup(of: Bool.self) { group in
+        for url in urls {
+            group.addTask {
+                do {
+                    let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
+                    let body = try await response.body.collect(upTo: 1 << 20)
+                    return response.status != .ok || body.readableBytes != 10 * 1024
+                } catch {
+                    return true
+                }
+            }
+        }
+        return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+    }
+    let elapsed = ContinuousClock.now - start
+    if wrong > 0 { fail("AsyncHTTPClient: \(wrong) of \(urls.count) loads failed") }
+    return elapsed
+}
+
+/// An `HTTPClient` on the shared event loop group with at most `connections` HTTP/1.1
+/// connections per host, as the transport has.
+func makeAsyncHTTPClient(connections: Int) -> HTTPClient {
+    var configuration = HTTPClient.Configuration()
+    configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
+    configuration.httpVersion = .http1Only
+    return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+}
+
 func run(base: String, count: Int, work: String) async throws {
     let urls = (0..<count).map { ImageURL("\(base)/\($0).png")! }
-    print("fetch-benchmark: \(count) distinct 10 KiB images from nginx on \(base), 8 connections for every client")
+    let connections = 8
+    print("fetch-benchmark: \(count) distinct 10 KiB images from nginx on \(base), \(connections) connections for every client")
 
     // 1. The library, cold: network into empty memory and disk caches.
     var configuration = TransportConfiguration()
-    configuration.maximumConnections = 8
-    configuration.maximumConnectionsPerHost = 8
+    configuration.maximumConnections = connections
+    configuration.maximumConnectionsPerHost = connections
     let cacheFolder = work + "/cache"
     let disk = try DiskCache(folder: cacheFolder, capacity: 1 << 30)
     let transport = CurlTransport(configuration: configuration)
@@ -132,22 +167,36 @@ func run(base: String, count: Int, work: String) async throws {
     let flush = ContinuousClock.now - flushStart
     let libraryPeak = peakMiB()
 
-    // 2. The transport alone, curl and URLSession, the same URLs: three rounds, interleaved, best
-    // of each (the machine is shared: the best round is the least disturbed).
+    // 2. The transport alone, curl, URLSession and AsyncHTTPClient, the same URLs: three rounds,
+    // interleaved, best of each (the machine is shared: the best round is the least disturbed).
+    // AsyncHTTPClient's client lives across the rounds, as the transport does.
+    let client = makeAsyncHTTPClient(connections: connections)
     var raw = Duration.seconds(1000), curl = Duration.seconds(1000), session = Duration.seconds(1000)
+    var asyncHTTP = Duration.seconds(1000)
+    var rawRounds: [Duration] = [], asyncHTTPRounds: [Duration] = []
     for _ in 0..<3 {
-        raw = min(raw, await downloadAll(urls, with: transport))
+        let round = await downloadAll(urls, with: transport)
+        raw = min(raw, round)
+        rawRounds.append(round)
         curl = min(curl, try curlAll(urls, work: work))
         session = min(session, await urlSessionAll(urls))
+        let clientRound = await asyncHTTPClientAll(urls, with: client)
+        asyncHTTP = min(asyncHTTP, clientRound)
+        asyncHTTPRounds.append(clientRound)
     }
+    try await client.shutdown()
     let curlPeak = peakMiB(children: true)
 
     print("  network pass (wall time, all \(count) requested at once; best of 3 for the last three):")
     print("    imgpolicy CurlTransport (bytes in memory, like curl's): \(format(seconds(raw) * 1000)) ms")
     print("    curl --parallel --parallel-max 8 (to /dev/null):      \(format(seconds(curl) * 1000)) ms (process start-up included)")
     print("    URLSession:                                            \(format(seconds(session) * 1000)) ms")
+    print("    AsyncHTTPClient 1.37 (\(connections) connections per host):        \(format(seconds(asyncHTTP) * 1000)) ms")
     print("    ratio imgpolicy / curl:        \(format(seconds(raw) / seconds(curl), 2))  (goal: at most 1.0)")
     print("    ratio URLSession / imgpolicy:  \(format(seconds(session) / seconds(raw), 2))  (goal: at least 5)")
+    print("    ratio AsyncHTTPClient / imgpolicy: \(format(seconds(asyncHTTP) / seconds(raw), 2))  (goal: at least 1.5)")
+    let milliseconds = { (rounds: [Duration]) in rounds.map { format(seconds($0) * 1000) }.joined(separator: ", ") }
+    print("      every round: imgpolicy \(milliseconds(rawRounds)) ms; AsyncHTTPClient \(milliseconds(asyncHTTPRounds)) ms")
     print("    imgpolicy ImagePipeline, cold (once, first): \(format(seconds(library) * 1000)) ms to deliver every image into the memory")
     print("      cache, + \(format(seconds(flush) * 1000)) ms more until its background disk-cache writes were done (ratio to curl: \(format(seconds(library) / seconds(curl), 2)))")
     print("    peak memory: imgpolicy process \(format(libraryPeak)) MiB after its pass (holding all \(count) images in its memory cache); curl \(format(curlPeak)) MiB")
