@@ -3,6 +3,7 @@
 //
 //     fetch-benchmark generate DIR COUNT      writes COUNT distinct 10 KiB images to DIR
 //     fetch-benchmark run BASE-URL COUNT WORK  measures, side by side in one run
+//     fetch-benchmark compare BASE-URL COUNT ROUNDS  the transport against AsyncHTTPClient, ROUNDS interleaved rounds
 import AsyncHTTPClient
 import Fetch
 import Foundation
@@ -249,6 +250,50 @@ func run(base: String, count: Int, work: String) async throws {
     print("    ratio fileExists / index: \(format(statNs / lookupNs, 1))  (goal: at least 10)")
 }
 
+/// User plus system CPU time this process has used so far, in seconds (every thread; nginx, a
+/// process of its own, is not counted).
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+    let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    return user + system
+}
+
+/// The transport against AsyncHTTPClient alone, ROUNDS interleaved rounds of COUNT images each
+/// (8 connections each): every round's wall time and this process's CPU time, then medians, bests
+/// and the ratios. For repeated measurement on a shared machine.
+func compare(base: String, count: Int, rounds: Int) async throws {
+    let connections = 8
+    var configuration = TransportConfiguration()
+    configuration.maximumConnections = connections
+    configuration.maximumConnectionsPerHost = connections
+    let transport = CurlTransport(configuration: configuration)
+    let client = makeAsyncHTTPClient(connections: connections)
+    let urls = (0..<count).map { ImageURL("\(base)/\($0).png")! }
+    var ours: [(wall: Double, cpu: Double)] = [], theirs: [(wall: Double, cpu: Double)] = []
+    for round in 0...rounds {  // round 0 warms both up (connections, caches) and is not counted
+        var cpu = cpuSeconds()
+        let wall = seconds(await downloadAll(urls, with: transport))
+        let ourCPU = cpuSeconds() - cpu
+        cpu = cpuSeconds()
+        let theirWall = seconds(await asyncHTTPClientAll(urls, with: client))
+        let theirCPU = cpuSeconds() - cpu
+        guard round > 0 else { continue }
+        ours.append((wall, ourCPU))
+        theirs.append((theirWall, theirCPU))
+        print("round \(round): imgpolicy \(format(wall * 1000)) ms (CPU \(format(ourCPU * 1000)) ms); AsyncHTTPClient \(format(theirWall * 1000)) ms (CPU \(format(theirCPU * 1000)) ms)")
+    }
+    try await client.shutdown()
+    await transport.shutdown()
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    let wall = (median(ours.map(\.wall)), median(theirs.map(\.wall)))
+    let cpu = (median(ours.map(\.cpu)), median(theirs.map(\.cpu)))
+    print("median of \(rounds): imgpolicy \(format(wall.0 * 1000)) ms, AsyncHTTPClient \(format(wall.1 * 1000)) ms, ratio AsyncHTTPClient / imgpolicy \(format(wall.1 / wall.0, 2)) (goal: at least 1.5)")
+    print("best of \(rounds): imgpolicy \(format(ours.map(\.wall).min()! * 1000)) ms, AsyncHTTPClient \(format(theirs.map(\.wall).min()! * 1000)) ms")
+    print("CPU time, median: imgpolicy \(format(cpu.0 * 1000)) ms, AsyncHTTPClient \(format(cpu.1 * 1000)) ms, ratio \(format(cpu.1 / cpu.0, 2))")
+}
+
 /// Fetches COUNT images with the transport alone and prints the time: for profiling.
 func transportOnly(base: String, count: Int) async {
     var configuration = TransportConfiguration()
@@ -270,6 +315,10 @@ case "transport" where arguments.count == 4:
     // The transport alone, for profiling: fetch-benchmark transport BASE-URL COUNT
     guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
     await transportOnly(base: arguments[2], count: count)
+case "compare" where arguments.count == 5:
+    // The transport against AsyncHTTPClient alone: fetch-benchmark compare BASE-URL COUNT ROUNDS
+    guard let count = Int(arguments[3]), let rounds = Int(arguments[4]), count > 0, rounds > 0 else { fail("COUNT and ROUNDS must be positive numbers") }
+    do { try await compare(base: arguments[2], count: count, rounds: rounds) } catch { fail("\(error)") }
 case "warm" where arguments.count == 5:
     // The warm disk pass alone, for profiling: fetch-benchmark warm BASE-URL COUNT CACHE-DIR
     guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
@@ -285,5 +334,5 @@ case "run" where arguments.count == 5:
     guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
     do { try await run(base: arguments[2], count: count, work: arguments[4]) } catch { fail("\(error)") }
 default:
-    fail("usage: fetch-benchmark generate DIR COUNT | run BASE-URL COUNT WORK-DIR")
+    fail("usage: fetch-benchmark generate DIR COUNT | run BASE-URL COUNT WORK-DIR | compare BASE-URL COUNT ROUNDS")
 }
