@@ -179,11 +179,11 @@ func run(base: String, count: Int, work: String) async throws {
         let round = await downloadAll(urls, with: transport)
         raw = min(raw, round)
         rawRounds.append(round)
-        curl = min(curl, try curlAll(urls, work: work))
-        session = min(session, await urlSessionAll(urls))
-        let clientRound = await asyncHTTPClientAll(urls, with: client)
+        let clientRound = await asyncHTTPClientAll(urls, with: client)  // right after the transport, before URLSession's aftermath
         asyncHTTP = min(asyncHTTP, clientRound)
         asyncHTTPRounds.append(clientRound)
+        curl = min(curl, try curlAll(urls, work: work))
+        session = min(session, await urlSessionAll(urls))
     }
     try await client.shutdown()
     let curlPeak = peakMiB(children: true)
