@@ -70,14 +70,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // `swift run -c release policy-benchmark`: compiled policy against a hand-written tree.
-        .executableTarget(name: "policy-benchmark", dependencies: ["Policy"], path: "Benchmarks/PolicyBenchmark"),
-        // `scripts/bench-fetch.sh`: the library against curl and URLSession, caches, the index.
-        .executableTarget(name: "fetch-benchmark", dependencies: ["Fetch", "Policy"], path: "Benchmarks/FetchBenchmark"),
-        // `scripts/bench-reachability.sh`: currentState reads, and event latency in a network namespace.
-        .executableTarget(name: "reachability-benchmark", dependencies: ["LinuxNetwork", "Policy"], path: "Benchmarks/ReachabilityBenchmark"),
-        // `scripts/bench-decode.sh`: decoding and downsampling against vipsthumbnail and ImageMagick.
-        .executableTarget(name: "decode-benchmark", dependencies: ["Decoding"], path: "Benchmarks/DecodeBenchmark"),
+        // The benchmarks are a package of their own (Benchmarks/Package.swift, scripts/bench-*.sh), so
+        // that neither CI nor users build them, nor AsyncHTTPClient, which the fetch benchmark compares against.
         // The README's embedding snippet, built as is (a test checks README.md holds this file).
         .executableTarget(name: "embedding-example", dependencies: ["Policy", "Fetch", "LinuxNetwork"], path: "Examples/Embedding"),
         // Helpers shared by the test targets: temporary folders, the package's paths, processes.

@@ -5,6 +5,7 @@
 # its peak memory (maximum resident set size, GNU time), plus, for the library, the time of a
 # decode inside a running process (median of 10). Then the decoded cache's hit time.
 # Installs libvips-tools, imagemagick and time (Debian) for this benchmark only.
+# Built from the Benchmarks package (Benchmarks/Package.swift), which depends on this one by path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -18,8 +19,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 echo "[bench] building in release mode"
-swift build -c release --product decode-benchmark 2>&1 | tail -n 1
-bench="$(swift build -c release --show-bin-path)/decode-benchmark"
+swift build -c release --package-path Benchmarks --product decode-benchmark 2>&1 | tail -n 1
+bench="$(swift build -c release --package-path Benchmarks --show-bin-path)/decode-benchmark"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$bench" make "$work"

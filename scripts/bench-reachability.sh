@@ -3,12 +3,13 @@
 # a detection per read, as the polling provider did), and the event latency: from
 # `ip link set … down` inside a network namespace to the consumer seeing offline, median and
 # worst of 50 (release build; the latency part needs root for `ip netns`).
+# Built from the Benchmarks package (Benchmarks/Package.swift), which depends on this one by path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 echo "[bench] building in release mode"
-swift build -c release --product reachability-benchmark 2>&1 | tail -n 3
-bench="$(swift build -c release --show-bin-path)/reachability-benchmark"
+swift build -c release --package-path Benchmarks --product reachability-benchmark 2>&1 | tail -n 3
+bench="$(swift build -c release --package-path Benchmarks --show-bin-path)/reachability-benchmark"
 "$bench" reads
 if [ "$(id -u)" -ne 0 ]; then
     echo "[bench] SKIPPED the event latency: ip netns needs root" >&2

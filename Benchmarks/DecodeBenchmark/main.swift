@@ -4,7 +4,7 @@
 //   decode-benchmark once FILE WxH OUT     decodes FILE to fit WxH and writes OUT as PNG (one run, for time and peak memory)
 //   decode-benchmark repeat FILE WxH N     median and best of N decodes in this process, in ms
 //   decode-benchmark cache-hit             ns per PixelCache hit
-import Decoding
+@_spi(Benchmarks) import Decoding
 import Foundation
 
 func fail(_ message: String) -> Never {
@@ -46,9 +46,9 @@ case "make":
     guard arguments.count == 2 else { fail("make DIR") }
     let dir = arguments[arguments.startIndex + 1]
     let big = photo(width: 4000, height: 3000), square = photo(width: 2000, height: 2000)
-    try Data(try SampleEncoder.jpeg(big, quality: 90)).write(to: URL(fileURLWithPath: dir + "/photo.jpg"))
+    try Data(try BenchmarkSampleEncoder.jpeg(big, quality: 90)).write(to: URL(fileURLWithPath: dir + "/photo.jpg"))
     try Data(try PNGEncoder().encode(square)).write(to: URL(fileURLWithPath: dir + "/square.png"))
-    try Data(try SampleEncoder.webp(square, quality: 85)).write(to: URL(fileURLWithPath: dir + "/square.webp"))
+    try Data(try BenchmarkSampleEncoder.webp(square, quality: 85)).write(to: URL(fileURLWithPath: dir + "/square.webp"))
 case "once":
     guard arguments.count == 4 else { fail("once FILE WxH OUT") }
     let a = Array(arguments)

@@ -1,7 +1,10 @@
-// The fetch benchmark; run it through scripts/bench-fetch.sh, which starts nginx.
+// The fetch benchmark; run it through scripts/bench-fetch.sh, which starts nginx. It compares the
+// library's transport with curl, URLSession and AsyncHTTPClient (hence a package of its own).
 //
 //     fetch-benchmark generate DIR COUNT      writes COUNT distinct 10 KiB images to DIR
 //     fetch-benchmark run BASE-URL COUNT WORK  measures, side by side in one run
+//     fetch-benchmark compare BASE-URL COUNT ROUNDS  the transport against AsyncHTTPClient, ROUNDS interleaved rounds
+import AsyncHTTPClient
 import Fetch
 import Foundation
 #if canImport(FoundationNetworking)
@@ -113,14 +116,47 @@ func urlSessionAll(_ urls: [ImageURL]) async -> Duration {
     return elapsed
 }
 
+/// AsyncHTTPClient (swift-server's client, on SwiftNIO) with `connections` per host, every request
+/// started at once, each body collected in memory.
+func asyncHTTPClientAll(_ urls: [ImageURL], with client: HTTPClient) async -> Duration {
+    let start = ContinuousClock.now
+    let wrong = await withTaskGroup(of: Bool.self) { group in
+        for url in urls {
+            group.addTask {
+                do {
+                    let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
+                    let body = try await response.body.collect(upTo: 1 << 20)
+                    return response.status != .ok || body.readableBytes != 10 * 1024
+                } catch {
+                    return true
+                }
+            }
+        }
+        return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+    }
+    let elapsed = ContinuousClock.now - start
+    if wrong > 0 { fail("AsyncHTTPClient: \(wrong) of \(urls.count) loads failed") }
+    return elapsed
+}
+
+/// An `HTTPClient` on the shared event loop group with at most `connections` HTTP/1.1
+/// connections per host, as the transport has.
+func makeAsyncHTTPClient(connections: Int) -> HTTPClient {
+    var configuration = HTTPClient.Configuration()
+    configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
+    configuration.httpVersion = .http1Only
+    return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+}
+
 func run(base: String, count: Int, work: String) async throws {
     let urls = (0..<count).map { ImageURL("\(base)/\($0).png")! }
-    print("fetch-benchmark: \(count) distinct 10 KiB images from nginx on \(base), 8 connections for every client")
+    let connections = 8
+    print("fetch-benchmark: \(count) distinct 10 KiB images from nginx on \(base), \(connections) connections for every client")
 
     // 1. The library, cold: network into empty memory and disk caches.
     var configuration = TransportConfiguration()
-    configuration.maximumConnections = 8
-    configuration.maximumConnectionsPerHost = 8
+    configuration.maximumConnections = connections
+    configuration.maximumConnectionsPerHost = connections
     let cacheFolder = work + "/cache"
     let disk = try DiskCache(folder: cacheFolder, capacity: 1 << 30)
     let transport = CurlTransport(configuration: configuration)
@@ -132,22 +168,36 @@ func run(base: String, count: Int, work: String) async throws {
     let flush = ContinuousClock.now - flushStart
     let libraryPeak = peakMiB()
 
-    // 2. The transport alone, curl and URLSession, the same URLs: three rounds, interleaved, best
-    // of each (the machine is shared: the best round is the least disturbed).
+    // 2. The transport alone, curl, URLSession and AsyncHTTPClient, the same URLs: three rounds,
+    // interleaved, best of each (the machine is shared: the best round is the least disturbed).
+    // AsyncHTTPClient's client lives across the rounds, as the transport does.
+    let client = makeAsyncHTTPClient(connections: connections)
     var raw = Duration.seconds(1000), curl = Duration.seconds(1000), session = Duration.seconds(1000)
+    var asyncHTTP = Duration.seconds(1000)
+    var rawRounds: [Duration] = [], asyncHTTPRounds: [Duration] = []
     for _ in 0..<3 {
-        raw = min(raw, await downloadAll(urls, with: transport))
+        let round = await downloadAll(urls, with: transport)
+        raw = min(raw, round)
+        rawRounds.append(round)
+        let clientRound = await asyncHTTPClientAll(urls, with: client)  // right after the transport, before URLSession's aftermath
+        asyncHTTP = min(asyncHTTP, clientRound)
+        asyncHTTPRounds.append(clientRound)
         curl = min(curl, try curlAll(urls, work: work))
         session = min(session, await urlSessionAll(urls))
     }
+    try await client.shutdown()
     let curlPeak = peakMiB(children: true)
 
     print("  network pass (wall time, all \(count) requested at once; best of 3 for the last three):")
     print("    imgpolicy CurlTransport (bytes in memory, like curl's): \(format(seconds(raw) * 1000)) ms")
     print("    curl --parallel --parallel-max 8 (to /dev/null):      \(format(seconds(curl) * 1000)) ms (process start-up included)")
     print("    URLSession:                                            \(format(seconds(session) * 1000)) ms")
+    print("    AsyncHTTPClient 1.37 (\(connections) connections per host):        \(format(seconds(asyncHTTP) * 1000)) ms")
     print("    ratio imgpolicy / curl:        \(format(seconds(raw) / seconds(curl), 2))  (goal: at most 1.0)")
     print("    ratio URLSession / imgpolicy:  \(format(seconds(session) / seconds(raw), 2))  (goal: at least 5)")
+    print("    ratio AsyncHTTPClient / imgpolicy: \(format(seconds(asyncHTTP) / seconds(raw), 2))  (goal: at least 1.5)")
+    let milliseconds = { (rounds: [Duration]) in rounds.map { format(seconds($0) * 1000) }.joined(separator: ", ") }
+    print("      every round: imgpolicy \(milliseconds(rawRounds)) ms; AsyncHTTPClient \(milliseconds(asyncHTTPRounds)) ms")
     print("    imgpolicy ImagePipeline, cold (once, first): \(format(seconds(library) * 1000)) ms to deliver every image into the memory")
     print("      cache, + \(format(seconds(flush) * 1000)) ms more until its background disk-cache writes were done (ratio to curl: \(format(seconds(library) / seconds(curl), 2)))")
     print("    peak memory: imgpolicy process \(format(libraryPeak)) MiB after its pass (holding all \(count) images in its memory cache); curl \(format(curlPeak)) MiB")
@@ -200,6 +250,50 @@ func run(base: String, count: Int, work: String) async throws {
     print("    ratio fileExists / index: \(format(statNs / lookupNs, 1))  (goal: at least 10)")
 }
 
+/// User plus system CPU time this process has used so far, in seconds (every thread; nginx, a
+/// process of its own, is not counted).
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+    let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    return user + system
+}
+
+/// The transport against AsyncHTTPClient alone, ROUNDS interleaved rounds of COUNT images each
+/// (8 connections each): every round's wall time and this process's CPU time, then medians, bests
+/// and the ratios. For repeated measurement on a shared machine.
+func compare(base: String, count: Int, rounds: Int) async throws {
+    let connections = 8
+    var configuration = TransportConfiguration()
+    configuration.maximumConnections = connections
+    configuration.maximumConnectionsPerHost = connections
+    let transport = CurlTransport(configuration: configuration)
+    let client = makeAsyncHTTPClient(connections: connections)
+    let urls = (0..<count).map { ImageURL("\(base)/\($0).png")! }
+    var ours: [(wall: Double, cpu: Double)] = [], theirs: [(wall: Double, cpu: Double)] = []
+    for round in 0...rounds {  // round 0 warms both up (connections, caches) and is not counted
+        var cpu = cpuSeconds()
+        let wall = seconds(await downloadAll(urls, with: transport))
+        let ourCPU = cpuSeconds() - cpu
+        cpu = cpuSeconds()
+        let theirWall = seconds(await asyncHTTPClientAll(urls, with: client))
+        let theirCPU = cpuSeconds() - cpu
+        guard round > 0 else { continue }
+        ours.append((wall, ourCPU))
+        theirs.append((theirWall, theirCPU))
+        print("round \(round): imgpolicy \(format(wall * 1000)) ms (CPU \(format(ourCPU * 1000)) ms); AsyncHTTPClient \(format(theirWall * 1000)) ms (CPU \(format(theirCPU * 1000)) ms)")
+    }
+    try await client.shutdown()
+    await transport.shutdown()
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    let wall = (median(ours.map(\.wall)), median(theirs.map(\.wall)))
+    let cpu = (median(ours.map(\.cpu)), median(theirs.map(\.cpu)))
+    print("median of \(rounds): imgpolicy \(format(wall.0 * 1000)) ms, AsyncHTTPClient \(format(wall.1 * 1000)) ms, ratio AsyncHTTPClient / imgpolicy \(format(wall.1 / wall.0, 2)) (goal: at least 1.5)")
+    print("best of \(rounds): imgpolicy \(format(ours.map(\.wall).min()! * 1000)) ms, AsyncHTTPClient \(format(theirs.map(\.wall).min()! * 1000)) ms")
+    print("CPU time, median: imgpolicy \(format(cpu.0 * 1000)) ms, AsyncHTTPClient \(format(cpu.1 * 1000)) ms, ratio \(format(cpu.1 / cpu.0, 2))")
+}
+
 /// Fetches COUNT images with the transport alone and prints the time: for profiling.
 func transportOnly(base: String, count: Int) async {
     var configuration = TransportConfiguration()
@@ -221,6 +315,10 @@ case "transport" where arguments.count == 4:
     // The transport alone, for profiling: fetch-benchmark transport BASE-URL COUNT
     guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
     await transportOnly(base: arguments[2], count: count)
+case "compare" where arguments.count == 5:
+    // The transport against AsyncHTTPClient alone: fetch-benchmark compare BASE-URL COUNT ROUNDS
+    guard let count = Int(arguments[3]), let rounds = Int(arguments[4]), count > 0, rounds > 0 else { fail("COUNT and ROUNDS must be positive numbers") }
+    do { try await compare(base: arguments[2], count: count, rounds: rounds) } catch { fail("\(error)") }
 case "warm" where arguments.count == 5:
     // The warm disk pass alone, for profiling: fetch-benchmark warm BASE-URL COUNT CACHE-DIR
     guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
@@ -236,5 +334,5 @@ case "run" where arguments.count == 5:
     guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
     do { try await run(base: arguments[2], count: count, work: arguments[4]) } catch { fail("\(error)") }
 default:
-    fail("usage: fetch-benchmark generate DIR COUNT | run BASE-URL COUNT WORK-DIR")
+    fail("usage: fetch-benchmark generate DIR COUNT | run BASE-URL COUNT WORK-DIR | compare BASE-URL COUNT ROUNDS")
 }
