@@ -285,6 +285,11 @@ public final class ImageList: Sendable {
     /// Runs on the delivery actor: the check and the handler, with no lock held by the handler.
     private func deliver(_ event: RowEvent, as delivery: Rows.Delivery, generation: Int, isLast: Bool,
                          on actor: isolated any Actor) {
+        // A cancelled load (the row moved on, or `stop()`) delivers nothing.
+        if Task.isCancelled {
+            if isLast { state.withLock { $0.rows.ended(row: event.row, generation: generation) } }
+            return
+        }
         let admission = state.withLock { $0.rows.admit(delivery, row: event.row, generation: generation, isLast: isLast) }
         guard case .deliver(let upgraded) = admission else { return }
         if upgraded, case .imageReady(let row, let item, let decision, let variant, let image) = event {
