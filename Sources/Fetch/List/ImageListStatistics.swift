@@ -19,7 +19,8 @@ public struct ImageListStatistics: Sendable, Hashable, CustomStringConvertible {
     public var upgrades = 0
     /// Prefetch loads started (rows beyond the near range, within the policy's prefetch plan).
     public var prefetches = 0
-    /// Downloads not started because the user was flinging (or dragging, for rows off screen).
+    /// Times a row's download was held because the user was flinging (or dragging, for rows off
+    /// screen): once per row and change of the list while it waits.
     public var deferredWhileScrolling = 0
     /// Events delivered to the handler.
     public var deliveries = 0
