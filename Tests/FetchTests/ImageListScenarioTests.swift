@@ -275,23 +275,56 @@ struct ImageListScenarioTests {
         #expect(h.events(row: 0).map(\.summary) == ["imageReady original"])
     }
 
-    // MARK: - Priorities
+    /// A row reused while its request waits in the downloader's queue: the request leaves the
+    /// queue without ever starting, and the new item's request starts instead.
+    @Test func reuseWhileQueuedInTheDownloader() async throws {
+        let (downloader, list, events, blocking, blocker) = await Self.queuedList(plan: .nothing)
+        let items = (0..<4).map(ListHarness.item)
+        list.setItems(items)
+        list.setVisibleRows(0..<2)
+        #expect(await waitUntil { downloader.waitingCount == 2 })
+        let newItem = ListHarness.item(100)
+        list.setItems([items[0], newItem] + items[2...])
+        #expect(await waitUntil { downloader.priority(of: items[1].original) == nil && downloader.waitingCount == 2 })
+        #expect(downloader.priority(of: newItem.original) == LoadPriority(.visible, order: 1))
+        downloader.finish(blocker)
+        _ = try await blocking.value
+        #expect(await waitUntil { downloader.startOrder.count == 2 })
+        downloader.finish(items[0].original)
+        #expect(await waitUntil { downloader.startOrder.count == 3 })
+        downloader.finish(newItem.original)
+        #expect(await waitUntil { events.values.filter { $0.summary == "imageReady original" }.count == 2 })
+        #expect(downloader.startOrder == [blocker, items[0].original, newItem.original])
+        #expect(events.values.allSatisfy { $0.row == 0 || $0.item == newItem })
+        list.stop()
+    }
 
-    /// A queued prefetch whose row comes on screen overtakes the others: the downloader reads the
-    /// changed priority when it chooses what to start.
-    @Test func priorityOvertaking() async throws {
+    /// A list over a one-at-a-time downloader on Wi-Fi whose one transfer is taken by a blocker:
+    /// every request of the list waits in the downloader's queue until the test finishes the blocker.
+    static func queuedList(plan: PrefetchPlan) async
+        -> (PriorityQueueDownloader, ImageList, LockedList<RowEvent>, Task<FetchedImage, any Error>, ImageURL) {
         let downloader = PriorityQueueDownloader(width: 1, bytes: [1, 2, 3])
         let pipeline = ImagePipeline(downloader: downloader, disk: nil)
         let loader = ImageLoader(policy: .default, reachability: FixedReachability(Self.wifi),
                                  settings: InMemorySettingsStore(), pipeline: pipeline)
         let events = LockedList<RowEvent>()
         let list = ImageList(loader: loader, nearRows: 0, deliveringOn: MainActor.shared,
-                             rules: ListRules(plan: { _, _ in PrefetchPlan(ahead: 8) }, letsRunningLoadsFinish: { _, _ in false })) {
+                             rules: ListRules(plan: { _, _ in plan }, letsRunningLoadsFinish: { _, _ in false })) {
             events.append($0)
         }
         let blocker = ImageURL("http://127.0.0.1:9/blocker.jpg")!
         let blocking = Task { try await pipeline.image(for: blocker) }
-        #expect(await waitUntil { downloader.startOrder == [blocker] })
+        _ = await waitUntil { downloader.startOrder == [blocker] }
+        return (downloader, list, events, blocking, blocker)
+    }
+
+    // MARK: - Priorities
+
+    /// A queued prefetch whose row comes on screen overtakes the others: the downloader reads the
+    /// changed priority when it chooses what to start.
+    @Test func priorityOvertaking() async throws {
+        let (downloader, list, _, blocking, blocker) = await Self.queuedList(plan: PrefetchPlan(ahead: 8))
+        #expect(downloader.startOrder == [blocker])
         let items = (0..<20).map(ListHarness.item)
         list.setItems(items)
         list.setVisibleRows(0..<2)
