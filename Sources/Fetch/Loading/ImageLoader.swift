@@ -30,6 +30,9 @@ public struct ImageLoader: Sendable {
     public var settings: any SettingsStore
     /// Loads what was decided; also answers "is it cached?".
     public var pipeline: ImagePipeline
+    /// The priority this loader's loads go to the pipeline at (nil: a new `.visible` one each);
+    /// set on a copy by `load(_:decision:priority:)`.
+    var requestPriority: RequestPriority?
     /// Where decisions made again (a cached variant that proved unreadable) are reported.
     public var logger: Logger
     /// Counts every load's cost (nil: nothing is counted). See `DataUsageRecorder`.
@@ -81,7 +84,7 @@ public struct ImageLoader: Sendable {
                 return .decisionFailed(error)
             }
         }
-        return await pipeline.load(item, decision: decision)
+        return await pipeline.load(item, decision: decision, priority: requestPriority)
     }
 }
 
