@@ -139,7 +139,6 @@ public final class CurlTransport: ImageDownloading {
                 if attempt > 1 { statisticsState.withLock { $0.failedAfterRetries += 1 } }
                 throw FetchError(url: url, code: failure.code, attempts: attempt)
             }
-            statisticsState.withLock { $0.retries += 1 }
             logger.notice("retrying transfer", metadata: [
                 "url": "\(url)", "attempt": "\(attempt + 1) of \(configuration.retry.attempts)",
                 "delay": "\(delay)", "cause": "\(failure.reason)",
@@ -150,6 +149,7 @@ public final class CurlTransport: ImageDownloading {
                 logger.debug("transfer cancelled", metadata: ["url": "\(url)", "stage": "while it waited to retry"])
                 throw FetchError(url: url, code: .cancelled, attempts: attempt)
             }
+            statisticsState.withLock { $0.retries += 1 }
             attempt += 1
         }
     }
