@@ -48,9 +48,12 @@ public struct ImageLoader: Sendable {
         try policy.decide(item, network: reachability.currentState, settings: settings, cache: pipeline)
     }
 
-    /// Carries out `decision` with the pipeline (see `ImagePipeline.load(_:decision:)`); a "show
-    /// cached" decision whose variant cannot be read any more is made again first.
-    public func load(_ item: ImageItem, decision: Decision) async -> SlotEvent {
+    /// Carries out `decision` with the pipeline (see `ImagePipeline.load(_:decision:priority:)`); a
+    /// "show cached" decision whose variant cannot be read any more is made again first.
+    ///
+    /// `priority` is the load's priority (a new `.visible` one when nil); keep it to change it
+    /// while the load runs, with `setPriority(_:of:)`.
+    public func load(_ item: ImageItem, decision: Decision, priority: RequestPriority? = nil) async -> SlotEvent {
         var decision = decision
         for _ in 0..<Self.maxRedecisions {
             guard case .showCached(let variant, let url) = decision.action else { break }
@@ -67,7 +70,13 @@ public struct ImageLoader: Sendable {
                 return .decisionFailed(error)
             }
         }
-        return await pipeline.load(item, decision: decision)
+        return await pipeline.load(item, decision: decision, priority: priority)
+    }
+
+    /// Sets `priority` (given to `load(_:decision:priority:)`) to `value`: the pipeline's shared
+    /// load, and the transport's queue, take it into account at once.
+    public func setPriority(_ value: LoadPriority, of priority: RequestPriority) {
+        pipeline.setPriority(value, of: priority)
     }
 }
 

@@ -9,7 +9,10 @@ extension ImagePipeline {
     /// A cached variant that proves unreadable (damaged, evicted, removed by another process) is
     /// `.offline` only when the decision was made offline; else `.localIO`. `ImageLoader` does
     /// better: it decides again with the cache as it now is.
-    public func load(_ item: ImageItem, decision: Decision) async -> SlotEvent {
+    ///
+    /// `priority` is the load's priority (a new `.visible` one when nil); change it while the load
+    /// runs with `setPriority(_:of:)`.
+    public func load(_ item: ImageItem, decision: Decision, priority: RequestPriority? = nil) async -> SlotEvent {
         let variant: Variant, url: ImageURL, networkAllowed: Bool
         switch decision.action {
         case .placeholder:
@@ -20,7 +23,7 @@ extension ImagePipeline {
             (variant, url, networkAllowed) = (loadVariant, loadURL, decision.network.kind != .offline)
         }
         do {
-            let image = try await image(for: url, networkAllowed: networkAllowed)
+            let image = try await image(for: url, networkAllowed: networkAllowed, priority: priority)
             return .imageReady(decision, variant: variant, image: image)
         } catch {
             var error = error

@@ -12,6 +12,9 @@ import Policy
 ///   down gets its body if it was complete (it is never fetched twice for that).
 /// - A failure is never cached, and frees its in-flight entry, so the next request retries at once.
 /// - `purge()` (memory pressure) empties the memory cache and cancels loads nobody waits for.
+/// - Each call has a priority (`RequestPriority`, `.visible` by default) that its caller may change
+///   while it waits (`setPriority(_:of:)`); a shared load goes to the downloader at the most urgent
+///   priority of its callers, updated when one joins, leaves or changes its priority.
 /// - Memory hits are immediate. Disk reads (a checksum over the whole body) and disk writes run on
 ///   threads of their own, never on the cooperative thread pool.
 /// - A download is delivered as soon as it is in the memory cache; its disk write waits in a
@@ -68,15 +71,20 @@ public final class ImagePipeline: CacheInspecting {
 
     /// The image at `url`, from the first of memory, disk and (when `networkAllowed`) the network
     /// that has it.
+    ///
+    /// `priority` is this call's priority (a new `.visible` one when nil): keep it to change it
+    /// while the call waits, with `setPriority(_:of:)`.
     /// - Throws: a `FetchError`: `.offline` when the network is not allowed and no cache has it,
     ///   `.cancelled` when the calling task is cancelled, or what the download failed with.
-    public func image(for url: ImageURL, networkAllowed: Bool = true) async throws(FetchError) -> FetchedImage {
+    public func image(for url: ImageURL, networkAllowed: Bool = true,
+                      priority: RequestPriority? = nil) async throws(FetchError) -> FetchedImage {
         if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
         if disk?.containsImage(at: url) == true || !networkAllowed, let image = await diskImage(for: url) {
             return image
         }
         guard networkAllowed else { throw FetchError(url: url, code: .offline) }
-        let waiter = state.withLock { $0.table.makeWaiter(for: url) }
+        let priority = priority ?? RequestPriority()
+        let waiter = state.withLock { $0.table.makeWaiter(for: url, priority: priority) }
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
@@ -99,12 +107,29 @@ public final class ImagePipeline: CacheInspecting {
         return await diskImage(for: url)
     }
 
-    /// Starts loading `url` into the caches with nobody waiting; `purge()` cancels it if it is
-    /// still running then.
-    public func prefetch(_ url: ImageURL) {
+    /// Starts loading `url` into the caches with nobody waiting, at `priority`; `purge()` cancels
+    /// it if it is still running then. It does not ask the policy: a list prefetches what its
+    /// policy's `PrefetchPlan` allows (see `ImageList`).
+    public func prefetch(_ url: ImageURL, priority: LoadPriority = LoadPriority(.prefetch)) {
         guard !containsImage(at: url) else { return }
-        guard let load = state.withLock({ $0.table.prefetch(url) }) else { return }
+        guard let load = state.withLock({ $0.table.prefetch(url, priority: priority) }) else { return }
         start(url, load)
+    }
+
+    /// Sets `priority` (one given to `image(for:networkAllowed:priority:)` or `load(_:decision:priority:)`)
+    /// to `value`, and the loads its calls wait for take it into account at once: a waiting
+    /// transfer whose row came on screen overtakes prefetching.
+    public func setPriority(_ value: LoadPriority, of priority: RequestPriority) {
+        state.withLock { state in
+            priority.value = value
+            state.table.reprioritize(priority)
+        }
+    }
+
+    /// The priority the downloader sees for the load of `url` in flight, if any: for tests and
+    /// diagnostics.
+    public func requestPriority(of url: ImageURL) -> LoadPriority? {
+        state.withLock { $0.table.requestPriority(of: url)?.value }
     }
 
     /// Holds downloads that have not started, while images already in memory or on disk are still
@@ -180,10 +205,11 @@ public final class ImagePipeline: CacheInspecting {
     // MARK: - Loading
 
     private func start(_ url: ImageURL, _ load: Table.LoadID) {
+        let priority = state.withLock { $0.table.requestPriority(of: url) } ?? RequestPriority()
         let task = Task { [self] in
             let result: Result<FetchedImage, FetchError>
             do throws(FetchError) {
-                result = .success(try await fetch(url))
+                result = .success(try await fetch(url, priority: priority))
             } catch {
                 result = .failure(error)
             }
@@ -192,7 +218,7 @@ public final class ImagePipeline: CacheInspecting {
         state.withLock { $0.table.started(url, load, handle: task) }?.cancel()
     }
 
-    private func fetch(_ url: ImageURL) async throws(FetchError) -> FetchedImage {
+    private func fetch(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> FetchedImage {
         if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
         // Also finds entries other processes wrote since the index was built.
         if let image = await diskImage(for: url) { return image }
@@ -200,7 +226,7 @@ public final class ImagePipeline: CacheInspecting {
         state.withLock { $0.downloads += 1 }
         let bytes: [UInt8]
         do {
-            bytes = try await downloader.download(url)
+            bytes = try await downloader.download(url, priority: priority)
         } catch {
             if error.code != .cancelled {
                 logger.warning("download failed", metadata: ["url": "\(url)", "error": "\(error)"])

@@ -12,6 +12,10 @@ import Policy
 /// - Every waiter is forgotten once resumed, and every load once its task ended (or `purge`
 ///   dropped it): when no call is running, the table is empty.
 ///
+/// - A load's `RequestPriority` (what the transport reads) is the most urgent of its waiters'
+///   priorities, set again each time a waiter joins, leaves or changes its priority
+///   (`reprioritize`); a load nobody waits for (a prefetch) keeps the priority it was started with.
+///
 /// `Continuation` is what a waiter is resumed through, `Handle` what cancels a load's task.
 struct LoadTable<Continuation, Handle> {
     /// A caller waiting in `ImagePipeline.image(for:)`.
@@ -27,10 +31,14 @@ struct LoadTable<Continuation, Handle> {
         var isPrefetch: Bool
         /// Every waiter left and the task was told to stop.
         var isAbandoned = false
+        /// What the transport reads: the most urgent of the waiters' priorities.
+        var priority: RequestPriority
     }
 
     private struct Waiter {
         var url: ImageURL
+        /// The caller's priority, which it may change (`reprioritize`).
+        var priority: RequestPriority
         var machine = WaiterStateMachine<Continuation>()
     }
 
@@ -50,18 +58,41 @@ struct LoadTable<Continuation, Handle> {
 
     // MARK: - Waiters
 
-    /// A new waiter for `url`, before its continuation exists.
-    mutating func makeWaiter(for url: ImageURL) -> WaiterID {
+    /// A new waiter for `url` at `priority`, before its continuation exists.
+    mutating func makeWaiter(for url: ImageURL, priority: RequestPriority = RequestPriority()) -> WaiterID {
         let id = makeID()
-        waiters[id] = Waiter(url: url)
+        waiters[id] = Waiter(url: url, priority: priority)
         return id
+    }
+
+    /// The most urgent priority of `load`'s waiters, set on its `RequestPriority`; a load with no
+    /// waiter keeps its value.
+    private func updatePriority(of load: Load) {
+        guard let most = load.waiters.lazy.compactMap({ waiters[$0]?.priority.value }).max() else { return }
+        if load.priority.value != most { load.priority.value = most }
+    }
+
+    /// A waiter's caller changed the value of `priority`: the loads it waits for take it into
+    /// account (it may now be the most urgent, or no longer).
+    func reprioritize(_ priority: RequestPriority) {
+        var urls: Set<ImageURL> = []
+        for waiter in waiters.values where waiter.priority === priority { urls.insert(waiter.url) }
+        for url in urls {
+            if let load = loads[url] { updatePriority(of: load) }
+        }
+    }
+
+    /// What the transport reads for the load of `url`, if one is in flight (the same object for
+    /// the load's whole life, restarts included).
+    func requestPriority(of url: ImageURL) -> RequestPriority? {
+        loads[url]?.priority
     }
 
     /// What to do after `register`.
     enum RegisterAction {
         /// Resume the continuation as cancelled now (the caller was cancelled already).
         case resumeCancelled(Continuation)
-        /// Start a task for this new load, then report its handle with `started`.
+        /// Start a task for this new load (at `requestPriority(of:)`), then report its handle with `started`.
         case start(ImageURL, LoadID)
         /// Joined a load in flight: wait.
         case joined
@@ -78,12 +109,14 @@ struct LoadTable<Continuation, Handle> {
             waiters[id] = waiter
         }
         if var load = loads[waiter.url] {
+            if load.isPrefetch { load.priority.value = waiter.priority.value }
             load.waiters.insert(id)
             load.isPrefetch = false
             loads[waiter.url] = load
+            updatePriority(of: load)
             return .joined
         }
-        let load = Load(id: makeID(), waiters: [id], isPrefetch: false)
+        let load = Load(id: makeID(), waiters: [id], isPrefetch: false, priority: RequestPriority(waiter.priority.value))
         loads[waiter.url] = load
         return .start(waiter.url, load.id)
     }
@@ -115,15 +148,17 @@ struct LoadTable<Continuation, Handle> {
             cancelling = load.handle   // nil: `started` cancels it when the handle arrives
         }
         loads[waiter.url] = load
+        updatePriority(of: load)
         return .resumeCancelled(continuation, cancelling: cancelling)
     }
 
     // MARK: - Loads
 
-    /// A load for `url` with nobody waiting, unless one is in flight: the load to start, if any.
-    mutating func prefetch(_ url: ImageURL) -> LoadID? {
+    /// A load for `url` with nobody waiting, at `priority`, unless one is in flight: the load to
+    /// start, if any.
+    mutating func prefetch(_ url: ImageURL, priority: LoadPriority = LoadPriority(.prefetch)) -> LoadID? {
         guard loads[url] == nil else { return nil }
-        let load = Load(id: makeID(), isPrefetch: true)
+        let load = Load(id: makeID(), isPrefetch: true, priority: RequestPriority(priority))
         loads[url] = load
         return load.id
     }
@@ -149,8 +184,9 @@ struct LoadTable<Continuation, Handle> {
     mutating func finished(_ url: ImageURL, _ id: LoadID, stopped: Bool) -> FinishAction {
         guard let load = loads[url], load.id == id else { return .resume([]) }
         if stopped && load.isAbandoned && !load.waiters.isEmpty {
-            let restarted = Load(id: makeID(), waiters: load.waiters, isPrefetch: false)
+            let restarted = Load(id: makeID(), waiters: load.waiters, isPrefetch: false, priority: load.priority)
             loads[url] = restarted
+            updatePriority(of: restarted)
             return .restart(url, restarted.id)
         }
         loads[url] = nil

@@ -1,0 +1,309 @@
+import Locking
+import Policy
+
+/// The images of a list or grid on a network that changes: the piece an app drives from its table
+/// view. It knows the items, which rows are visible and near, and the user's gesture; it asks the
+/// policy per row, runs one load per row through the loader, and reports per row on the app's actor.
+///
+/// - **Priorities.** Visible rows load first, in screen order (`LoadPriority(.visible, order:)`),
+///   then the `nearRows` rows above and below, then the rows the policy's `PrefetchPlan` allows.
+///   Priorities change as rows move (the transport reorders waiting transfers); a row that leaves
+///   the near range loses its load, unless the prefetch plan would load the same thing.
+/// - **Scrolling.** While flinging no download starts; while dragging only visible rows' downloads
+///   start; cache hits are delivered at once, always. On `.idle` the visible rows start first.
+/// - **Never blank when something is cached.** While an original downloads for a row that shows
+///   nothing, its cached thumbnail is shown; an image never replaces a better one shown (a late
+///   thumbnail after the original is dropped); a better one is delivered as `.upgraded`.
+/// - **Re-deciding.** A network or settings change decides the rows again: better, the better
+///   variant loads and replaces the shown one only when it has arrived; worse, nothing shown is
+///   replaced, and downloads a decision made now would not start are cancelled unless the policy
+///   lets running loads finish; offline, downloads stop at once.
+/// - **Nothing stale.** Each event is checked on the delivery actor, just before the handler runs,
+///   against the row's current load: once `setItems`, `setVisibleRows` or `stop()` has returned on
+///   the delivery actor, nothing of a superseded load is delivered.
+///
+/// Thread safety: every method may be called from any thread; the handler runs isolated to the
+/// delivery actor with no lock held (it may call back into the list).
+///
+/// ```swift
+/// let list = ImageList(loader: loader, nearRows: 3) { event in     // on the main actor
+///     cells[event.row]?.show(event)
+/// }
+/// list.setItems(feed.items)
+/// list.setVisibleRows(0..<8)
+/// list.start()                      // follows the network state from now on
+/// // scrollViewWillBeginDragging: list.setScrollPhase(.dragging)
+/// // scrollViewDidScroll:         list.setVisibleRows(first..<last + 1)
+/// // scrollViewDidEndDecelerating: list.setScrollPhase(.idle)
+/// ```
+public final class ImageList: Sendable {
+    private typealias Rows = ListRows<Task<Void, Never>>
+
+    private struct State {
+        var rows: Rows
+        var following: [Task<Void, Never>] = []
+    }
+
+    /// The loader: policy, reachability, settings, pipeline.
+    public let loader: ImageLoader
+    private let deliveryActor: any Actor
+    /// Runs isolated to `deliveryActor`.
+    private let onEvent: @Sendable (RowEvent) -> Void
+    private let rules: ListRules
+    // Guards the rows, their loads and the tasks following changes; never held while the handler runs.
+    private let state: Locked<State>
+
+    /// Creates a list that reports to `onEvent` on the main actor.
+    ///
+    /// - Parameter nearRows: how many rows above and below the visible ones load at `.near`
+    ///   priority (and are reported) ahead of the prefetch plan.
+    public convenience init(loader: ImageLoader, nearRows: Int = 3, onEvent: @escaping @MainActor @Sendable (RowEvent) -> Void) {
+        self.init(loader: loader, nearRows: nearRows, deliveringOn: MainActor.shared) { event in
+            MainActor.assumeIsolated { onEvent(event) }
+        }
+    }
+
+    /// Creates a list that reports to `onEvent` isolated to `actor` (the handler may use
+    /// `actor.assumeIsolated` to reach the actor's state).
+    public convenience init(loader: ImageLoader, nearRows: Int = 3, deliveringOn actor: any Actor,
+                            onEvent: @escaping @Sendable (RowEvent) -> Void) {
+        self.init(loader: loader, nearRows: nearRows, deliveringOn: actor, rules: .policy(loader.policy), onEvent: onEvent)
+    }
+
+    /// Creates a list whose prefetch plan and "let running loads finish" answer come from `rules`
+    /// instead of the policy (tests).
+    init(loader: ImageLoader, nearRows: Int, deliveringOn actor: any Actor, rules: ListRules,
+         onEvent: @escaping @Sendable (RowEvent) -> Void) {
+        self.loader = loader
+        deliveryActor = actor
+        self.onEvent = onEvent
+        self.rules = rules
+        state = Locked(State(rows: Rows(nearRows: nearRows, network: loader.reachability.currentState)))
+    }
+
+    // MARK: - What the app tells the list
+
+    /// Row i shows `items[i]`. Rows whose item changed have their loads cancelled (nothing more
+    /// is delivered for the old item), then the rows are decided again.
+    public func setItems(_ items: [ImageItem]) {
+        let actions = state.withLock { $0.rows.setItems(items) }
+        perform(actions)
+        refresh()
+    }
+
+    /// The rows on screen now (top to bottom). Starts, reprioritises and cancels loads.
+    public func setVisibleRows(_ rows: Range<Int>) {
+        let changed = state.withLock { state -> Bool in
+            guard state.rows.visible != rows else { return false }
+            state.rows.changed()
+            state.rows.visible = rows
+            return true
+        }
+        if changed { refresh() }
+    }
+
+    /// The user's gesture: while flinging no download starts (cache hits are still delivered);
+    /// while dragging only visible rows' downloads start; on `.idle` the visible rows load first.
+    public func setScrollPhase(_ phase: ScrollPhase) {
+        let changed = state.withLock { state -> Bool in
+            guard state.rows.phase != phase else { return false }
+            state.rows.changed()
+            state.rows.phase = phase
+            return true
+        }
+        if changed { refresh() }
+    }
+
+    /// Starts following `loader.reachability.stateChanges()` (and `settingsChanges`, if given):
+    /// each change decides the visible and near rows again. Returns at once; `stop()` ends it.
+    public func start(settingsChanges: AsyncStream<Void>? = nil) {
+        let states = loader.reachability.stateChanges()
+        var tasks = [Task { [weak self] in
+            for await network in states {
+                guard let self else { return }
+                networkChanged(to: network)
+            }
+        }]
+        if let settingsChanges {
+            tasks.append(Task { [weak self] in
+                for await _ in settingsChanges {
+                    guard let self else { return }
+                    settingsChanged()
+                }
+            })
+        }
+        let stopped = state.withLock { state -> Bool in
+            if !state.rows.isStopped { state.following += tasks }
+            return state.rows.isStopped
+        }
+        if stopped { for task in tasks { task.cancel() } }
+    }
+
+    /// Decides the rows again for `state`, as a change reported by the reachability would (for
+    /// apps that observe changes themselves, and tests). The same state again does nothing.
+    public func networkChanged(to network: NetworkState) {
+        let changed = state.withLock { state -> Bool in
+            guard state.rows.network != network, !state.rows.isStopped else { return false }
+            state.rows.network = network
+            state.rows.redecide()
+            return true
+        }
+        if changed { refresh() }
+    }
+
+    /// Decides the rows again with the settings as they are now.
+    public func settingsChanged() {
+        state.withLock { $0.rows.redecide() }
+        refresh()
+    }
+
+    /// Cancels every load and stops following changes; nothing more is delivered.
+    public func stop() {
+        let (actions, following) = state.withLock { state in
+            defer { state.following = [] }
+            return (state.rows.stop(), state.following)
+        }
+        for task in following { task.cancel() }
+        perform(actions)
+    }
+
+    // MARK: - What the list tells
+
+    /// Counters for tests, the command and benchmarks.
+    public var statistics: ImageListStatistics {
+        state.withLock { $0.rows.statistics }
+    }
+
+    /// The network state the rows were last decided for.
+    public var network: NetworkState {
+        state.withLock { $0.rows.network }
+    }
+
+    /// The variant row `row` shows (as delivered since it came into the near range), if any.
+    public func shownVariant(row: Int) -> Variant? {
+        state.withLock { $0.rows.shown(at: row) }
+    }
+
+    // MARK: - Refresh
+
+    /// Decides the rows of the window (outside the lock: the settings store may read a file),
+    /// then applies the decisions, unless a newer change came meanwhile (its refresh applies).
+    private func refresh() {
+        let rows = state.withLock { $0.rows }
+        guard !rows.isStopped else { return }
+        let network = rows.network
+        let settings: Result<ResolvedSettings, DataFileError>
+        do throws(DataFileError) {
+            settings = .success(try loader.policy.resolveSettings(from: loader.settings))
+        } catch {
+            settings = .failure(error)
+        }
+        var context = ListRows<Task<Void, Never>>.Context(plan: .nothing, letsRunningLoadsFinish: false)
+        if case .success(let resolved) = settings {
+            context.plan = rules.plan(network, resolved)
+            context.letsRunningLoadsFinish = rules.letsRunningLoadsFinish(network, resolved)
+        }
+        let pipeline = loader.pipeline
+        let facts = rows.window(plan: context.plan).map { row, priority in
+            let item = rows.items[row]
+            let decision = settings.map { loader.policy.decide(item, network: network, settings: $0, cache: pipeline) }
+            let url = try? decision.get().url
+            return Rows.Facts(row: row, item: item, priority: priority, decision: decision,
+                              variantCached: url.map(pipeline.containsImage(at:)) ?? false,
+                              thumbnailCached: item.thumbnail.map(pipeline.containsImage(at:)) ?? false)
+        }
+        let actions = state.withLock { $0.rows.refresh(epoch: rows.epoch, facts: facts, context: context) }
+        perform(actions)
+    }
+
+    private func perform(_ actions: Rows.Actions) {
+        for handle in actions.cancel { handle.cancel() }
+        for (priority, value) in actions.reprioritize { loader.setPriority(value, of: priority) }
+        for start in actions.start { launch(start) }
+    }
+
+    private func launch(_ start: Rows.Start) {
+        let task = Task { [self] in await run(start) }
+        state.withLock { $0.rows.started(row: start.row, generation: start.generation, handle: task) }?.cancel()
+    }
+
+    // MARK: - Loads
+
+    private func run(_ start: Rows.Start) async {
+        let (row, item) = (start.row, start.item)
+        switch start.work {
+        case .placeholder(let decision):
+            await deliver(.placeholder(row: row, item: item, decision: decision), as: .placeholder, start, isLast: true)
+        case .decisionFailed(let error):
+            await deliver(.decisionFailed(row: row, item: item, error: error), as: .decisionFailed, start, isLast: true)
+        case .cachedThumbnail(let decision, let url):
+            if let image = await loader.pipeline.cachedImage(for: url) {
+                await deliver(.imageReady(row: row, item: item, decision: decision, variant: .thumbnail, image: image),
+                              as: .image(.thumbnail), start, isLast: true)
+            } else {
+                await deliver(.placeholder(row: row, item: item, decision: decision), as: .placeholder, start, isLast: true)
+            }
+        case .load(let decision, let fallback):
+            async let fallbackDelivered: Void = deliverCachedThumbnail(fallback, decision: decision, start)
+            let event = await loader.load(item, decision: decision, priority: start.priority)
+            if Task.isCancelled {
+                state.withLock { $0.rows.ended(row: row, generation: start.generation) }
+            } else {
+                let (rowEvent, delivery) = Self.rowEvent(event, row: row, item: item)
+                await deliver(rowEvent, as: delivery, start, isLast: true)
+            }
+            await fallbackDelivered
+        }
+    }
+
+    /// Shows the cached thumbnail at `url` while the original downloads (dropped if the original
+    /// arrived first).
+    private func deliverCachedThumbnail(_ url: ImageURL?, decision: Decision, _ start: Rows.Start) async {
+        guard let url, let image = await loader.pipeline.cachedImage(for: url), !Task.isCancelled else { return }
+        await deliver(.imageReady(row: start.row, item: start.item, decision: decision, variant: .thumbnail, image: image),
+                      as: .image(.thumbnail), start, isLast: false)
+    }
+
+    private static func rowEvent(_ event: SlotEvent, row: Int, item: ImageItem) -> (RowEvent, Rows.Delivery) {
+        switch event {
+        case .placeholder(let decision):
+            return (.placeholder(row: row, item: item, decision: decision), .placeholder)
+        case .imageReady(let decision, let variant, let image):
+            return (.imageReady(row: row, item: item, decision: decision, variant: variant, image: image), .image(variant))
+        case .failed(let decision, let error, let fallback):
+            return (.failed(row: row, item: item, decision: decision, error: error, fallback: fallback),
+                    .failed(url: error.url, fallback: fallback != nil))
+        case .decisionFailed(let error):
+            return (.decisionFailed(row: row, item: item, error: error), .decisionFailed)
+        }
+    }
+
+    private func deliver(_ event: RowEvent, as delivery: Rows.Delivery, _ start: Rows.Start, isLast: Bool) async {
+        await deliver(event, as: delivery, generation: start.generation, isLast: isLast, on: deliveryActor)
+    }
+
+    /// Runs on the delivery actor: the check and the handler, with no lock held by the handler.
+    private func deliver(_ event: RowEvent, as delivery: Rows.Delivery, generation: Int, isLast: Bool,
+                         on actor: isolated any Actor) {
+        let admission = state.withLock { $0.rows.admit(delivery, row: event.row, generation: generation, isLast: isLast) }
+        guard case .deliver(let upgraded) = admission else { return }
+        if upgraded, case .imageReady(let row, let item, let decision, let variant, let image) = event {
+            onEvent(.upgraded(row: row, item: item, decision: decision, variant: variant, image: image))
+        } else {
+            onEvent(event)
+        }
+    }
+}
+
+/// Where a list's prefetch plan and its "let running loads finish" answer come from: the
+/// policy, or (in tests) closures.
+struct ListRules: Sendable {
+    var plan: @Sendable (NetworkState, ResolvedSettings) -> PrefetchPlan
+    var letsRunningLoadsFinish: @Sendable (NetworkState, ResolvedSettings) -> Bool
+
+    /// The policy's answers.
+    static func policy(_ policy: ImagePolicy) -> ListRules {
+        ListRules(plan: { policy.prefetchPlan(for: $0, settings: $1) },
+                  letsRunningLoadsFinish: { policy.letsRunningLoadsFinish(on: $0, settings: $1) })
+    }
+}
