@@ -8,6 +8,7 @@ import Policy
 @MainActor
 final class NaiveList: SimulatedList {
     let name = "naive"
+    let statistics: String? = nil
     private let transport: any ImageDownloading
     private let screen: Screen
     private var items: [ImageItem] = []

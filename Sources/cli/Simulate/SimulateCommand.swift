@@ -162,7 +162,7 @@ struct SimulateCommand: AsyncParsableCommand {
         let pipeline = ImagePipeline(downloader: transport, disk: disk, diskWrites: .waitWhenFull)
         let store = InMemorySettingsStore(settings)
         let loader = ImageLoader(policy: policy, reachability: reachability, settings: store, pipeline: pipeline)
-        let result = await pass.run(items: items, visibleCount: visible, makeList: { SlotList(loader: loader, screen: $0) },
+        let result = await pass.run(items: items, visibleCount: visible, makeList: { ImageListAdapter(loader: loader, screen: $0) },
                                     networkChanged: { reachability.set($0) },
                                     decidesBetter: { item, shownRank, state in
                                         guard let decision = try? policy.decide(item, network: state, settings: store, cache: pipeline),

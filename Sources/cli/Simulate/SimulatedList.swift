@@ -14,6 +14,8 @@ protocol SimulatedList: AnyObject {
     func setGesture(_ gesture: ScrollPlan.Gesture)
     /// Stops: nothing more may be delivered after this returns.
     func stop() async
+    /// The list's own counters, for the report (nil: none).
+    var statistics: String? { get }
 }
 
 /// What a list delivers to the screen.

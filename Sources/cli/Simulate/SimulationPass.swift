@@ -14,6 +14,8 @@ struct SimulationPass {
         /// How late the driver applied a step at worst (a busy main actor), in milliseconds.
         var lateByMs: Double
         var durationMs: Double
+        /// The list's own counters.
+        var listStatistics: String?
     }
 
     let plan: ScrollPlan
@@ -63,6 +65,7 @@ struct SimulationPass {
         screen.stop()
         try? await Task.sleep(for: .milliseconds(100))
         let duration = SimulationServer.seconds(ContinuousClock.now - start) * 1000
-        return Result(list: list.name, screen: screen.figures, server: server.figures, lateByMs: lateBy, durationMs: duration)
+        return Result(list: list.name, screen: screen.figures, server: server.figures, lateByMs: lateBy, durationMs: duration,
+                      listStatistics: list.statistics)
     }
 }

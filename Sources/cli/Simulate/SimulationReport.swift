@@ -91,6 +91,7 @@ struct SimulationReport {
                 let up = upgradeLatency
                 lines.append("  upgrades \(pass.screen.upgrades); after a network change: p50 \(Self.ms(up.p50)) ms, max \(Self.ms(up.max)) ms (\(up.count) rows, \(pass.screen.notUpgraded) not upgraded, \(pass.screen.leftBeforeUpgrade) left first)")
             }
+            if let statistics = pass.listStatistics { lines.append("  list: " + statistics) }
             if pass.server.offlineRequests > 0 { lines.append("  requests made while offline (dropped): \(pass.server.offlineRequests)") }
             if pass.lateByMs > 50 { lines.append("  note: the driver applied a step up to \(Self.ms(pass.lateByMs)) ms late (a busy machine)") }
             if isSDK {
@@ -133,6 +134,7 @@ struct SimulationReport {
             ("offlineRequests", .int(sdk.server.offlineRequests)),
             ("rowsShown", .object(sdk.screen.rowsShown.keys.sorted().map { ($0, .int(sdk.screen.rowsShown[$0]?.count ?? 0)) })),
             ("rowsLeftWithoutImage", .int(sdk.screen.leftWithoutImage)),
+            ("listStatistics", sdk.listStatistics.map { .string($0) } ?? .null),
             ("problems", .array(sdk.screen.problems.map { .string($0) } + sdk.server.duplicatedPaths.map { .string("duplicate transfer: " + $0) })),
         ]
         let naiveTTV = Percentiles(baseline.screen.timeToVisible)
