@@ -134,7 +134,7 @@ struct SimulateCommand: AsyncParsableCommand {
         let report = SimulationReport(
             setup: .init(items: items, visible: visible, rowsPerSecond: rowsPerSecond, latency: options.latency,
                          originalBytes: originalBytes, thumbnailBytes: thumbnailBytes, script: options.script,
-                         policy: policy.name, seed: options.seed, plan: plan),
+                         policy: policy.name, seed: options.seed, plan: plan, latencyDigest: server.latencyDigest),
             sdk: sdk, baseline: baseline)
         let output = json ? JSONWriter.compactText(of: report.json) + "\n" : report.text
         FileHandle.standardOutput.write(Data(output.utf8))

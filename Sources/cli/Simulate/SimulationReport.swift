@@ -14,6 +14,8 @@ struct SimulationReport {
         var policy: String
         var seed: UInt64
         var plan: ScrollPlan
+        /// `SimulationServer.latencyDigest`.
+        var latencyDigest: String
     }
 
     struct Goal {
@@ -157,6 +159,7 @@ struct SimulationReport {
             ("networkScript", .string(s.script.description)), ("policy", .string(s.policy)), ("seed", .string(String(s.seed))),
             ("plan", .object([("gestures", .int(s.plan.gestures)), ("durationS", .ms(s.plan.duration)), ("steps", .int(s.plan.steps.count)),
                               ("digest", .string(s.plan.digest))])),
+            ("latencyDigest", .string(s.latencyDigest)),
         ])))
         members.append(("durationMs", .ms(sdk.durationMs + baseline.durationMs)))
         return JSONValue(.object(members))

@@ -132,6 +132,19 @@ final class SimulationServer: Sendable {
         return range.minimum + Int(random.next() % UInt64(range.maximum - range.minimum + 1))
     }
 
+    /// A digest (FNV-1a) of every URL's latency: equal seeds give equal digests.
+    var latencyDigest: String {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for row in 0..<configuration.items {
+            for variant in Variant.allCases {
+                for byte in "\(latency(of: Self.path(row: row, variant: variant)));".utf8 {
+                    hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+                }
+            }
+        }
+        return String(hash, radix: 16)
+    }
+
     static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
     static let tag = Array("\nimgpolicy-simulate ".utf8)
 
