@@ -2,17 +2,17 @@ import ArgumentParser
 import Foundation
 import Policy
 
-/// `imgpolicy policy check|table`: validate policies and show what they decide.
+/// `imgpolicy policy check|table|show`: validate policies and show what they decide and prefetch.
 struct PolicyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "policy",
-        abstract: "Check policy files and print their truth tables.",
-        subcommands: [Check.self, Table.self]
+        abstract: "Check policy files, print their truth tables, and show their rules and prefetch plans.",
+        subcommands: [Check.self, Table.self, Show.self]
     )
 
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Validate policy files and run each file's own cases; exit 65 if any file fails.")
+            abstract: "Validate policy files and run each file's own cases (decisions, prefetch plans, running loads); exit 65 if any file fails.")
 
         @Argument(help: ArgumentHelp("Policy files or bundled names.", valueName: "file")) var files: [String]
 
@@ -103,6 +103,133 @@ struct PolicyCommand: ParsableCommand {
 
         private func yesNo(_ flag: Bool) -> String { flag ? "yes" : "no" }
         private func pad(_ text: String, _ width: Int) -> String {
+            text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+        }
+    }
+}
+
+extension PolicyCommand {
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A policy's rules, its prefetch section and running-loads option, and the prefetch plan for every network state.")
+
+        @Argument(help: ArgumentHelp("A bundled policy's name or a policy file.", valueName: "name|file"))
+        var policy = "default"
+
+        @Flag(help: "One JSON object.") var json = false
+
+        func run() throws {
+            let policy = try PolicyLocator.load(policy)
+            let text = json ? JSONWriter.text(of: Self.json(policy)) + "\n" : Self.text(policy)
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
+
+        static func text(_ policy: ImagePolicy) -> String {
+            var lines = ["policy \(policy.name)"]
+            if !policy.summary.isEmpty { lines.append("description: \(policy.summary)") }
+            if !policy.settings.isEmpty {
+                lines.append("settings: " + policy.settings.map { "\($0.key) (default \($0.defaultValue ? "on" : "off"))" }.joined(separator: ", "))
+            }
+            lines.append("rules (first match decides):")
+            for (index, rule) in policy.rules.enumerated() {
+                lines.append("  \(index + 1). \(rule.name): when \(rule.condition.summary) -> \(rule.action)")
+            }
+            lines.append("prefetch (first match gives the plan):")
+            for (index, entry) in policy.prefetch.enumerated() {
+                lines.append("  \(index + 1). \(entry.name.map { "\($0): " } ?? "")when \(entry.condition.summary) -> \(entry.plan)")
+            }
+            lines.append("  otherwise -> nothing")
+            lines.append("running loads when the network gets worse (first match decides):")
+            for (index, entry) in policy.runningLoadsOnWorseNetwork.enumerated() {
+                lines.append("  \(index + 1). when \(entry.condition.summary) -> \(entry.runningLoads)")
+            }
+            lines.append("  otherwise -> cancel")
+            lines.append("")
+            var header = "network   expensive constrained"
+            if policy.prefetchReadsRoaming { header += " roaming" }
+            if policy.prefetchReadsCaptive { header += " captive" }
+            for declaration in policy.settings { header += " \(declaration.key)" }
+            lines.append(header + " -> prefetch (entry); running loads")
+            for row in policy.networkStatePlans() {
+                var line = pad(row.network.kind.rawValue, 10) + pad(yesNo(row.network.isExpensive), 10)
+                    + pad(yesNo(row.network.isConstrained), 12)
+                if policy.prefetchReadsRoaming { line += pad(yesNo(row.network.isRoaming), 8) }
+                if policy.prefetchReadsCaptive { line += pad(yesNo(row.network.isCaptive), 8) }
+                for (position, declaration) in policy.settings.enumerated() {
+                    line += " " + pad(row.settings.isOn(at: position) ? "on" : "off", declaration.key.count)
+                }
+                let entry = row.prefetchEntry.map { index in policy.prefetch[index].name ?? "entry \(index + 1)" } ?? "no entry"
+                lines.append(line + " -> \(row.prefetch) (\(entry)); \(row.runningLoads)")
+            }
+            return lines.map(TerminalText.escaped).joined(separator: "\n") + "\n"
+        }
+
+        static func json(_ policy: ImagePolicy) -> JSONValue {
+            let settings = policy.settings.map { (key: $0.key, value: JSONValue(.bool($0.defaultValue))) }
+            let rules = policy.rules.map { rule in
+                object([("name", string(rule.name)), ("when", condition(rule.condition)), ("action", string(rule.action.kind.rawValue)),
+                        ("variant", rule.action.variant.map { string($0.rawValue) } ?? JSONValue(.null)), ("reason", string(rule.reason))])
+            }
+            let prefetch = policy.prefetch.map { entry in
+                object([("name", entry.name.map(string) ?? JSONValue(.null)), ("when", condition(entry.condition))] + members(entry.plan))
+            }
+            let running = policy.runningLoadsOnWorseNetwork.map { entry in
+                object([("when", condition(entry.condition)), ("then", string(entry.runningLoads.rawValue))])
+            }
+            let table = policy.networkStatePlans().map { row in
+                let rowSettings = policy.settings.enumerated().map { position, declaration in
+                    (key: declaration.key, value: JSONValue(.bool(row.settings.isOn(at: position))))
+                }
+                return object([
+                    ("network", string(row.network.kind.rawValue)), ("expensive", JSONValue(.bool(row.network.isExpensive))),
+                    ("constrained", JSONValue(.bool(row.network.isConstrained))), ("roaming", JSONValue(.bool(row.network.isRoaming))),
+                    ("captive", JSONValue(.bool(row.network.isCaptive))), ("settings", JSONValue(.object(rowSettings))),
+                    ("prefetch", object(members(row.prefetch))),
+                    ("prefetchEntry", row.prefetchEntry.map { number($0 + 1) } ?? JSONValue(.null)),
+                    ("runningLoads", string(row.runningLoads.rawValue)),
+                ])
+            }
+            return object([
+                ("name", string(policy.name)), ("description", string(policy.summary)), ("settings", JSONValue(.object(settings))),
+                ("rules", JSONValue(.array(rules))), ("prefetch", JSONValue(.array(prefetch))),
+                ("runningLoadsOnWorseNetwork", JSONValue(.array(running))), ("table", JSONValue(.array(table))),
+            ])
+        }
+
+        private static func members(_ plan: PrefetchPlan) -> [(key: String, value: JSONValue)] {
+            [("ahead", number(plan.ahead)), ("behind", number(plan.behind)), ("variants", string(plan.variants.rawValue))]
+        }
+
+        /// A condition as the policy file writes it.
+        private static func condition(_ condition: RuleCondition) -> JSONValue {
+            var members: [(key: String, value: JSONValue)] = []
+            if let networks = condition.networks {
+                let kinds = NetworkKind.allCases.filter(networks.contains).map { string($0.rawValue) }
+                members.append(("network", JSONValue(.array(kinds))))
+            }
+            for (key, flag) in [("expensive", condition.expensive), ("constrained", condition.constrained), ("roaming", condition.roaming),
+                                ("captive", condition.captive)] {
+                if let flag { members.append((key, JSONValue(.bool(flag)))) }
+            }
+            if !condition.settings.isEmpty {
+                members.append(("settings", JSONValue(.object(condition.settings.sorted { $0.key < $1.key }
+                    .map { (key: $0.key, value: JSONValue(.bool($0.value))) }))))
+            }
+            if !condition.cached.isEmpty {
+                members.append(("cached", JSONValue(.object(Variant.allCases.compactMap { variant in
+                    condition.cached[variant].map { (key: variant.rawValue, value: JSONValue(.bool($0))) }
+                }))))
+            }
+            if let flag = condition.hasThumbnail { members.append(("hasThumbnail", JSONValue(.bool(flag)))) }
+            if let flag = condition.thumbnailCoversDisplay { members.append(("thumbnailCoversDisplay", JSONValue(.bool(flag)))) }
+            return JSONValue(.object(members))
+        }
+
+        private static func object(_ members: [(key: String, value: JSONValue)]) -> JSONValue { JSONValue(.object(members)) }
+        private static func string(_ text: String) -> JSONValue { JSONValue(.string(text)) }
+        private static func number(_ value: Int) -> JSONValue { JSONValue(.number(String(value))) }
+        private static func yesNo(_ flag: Bool) -> String { flag ? "yes" : "no" }
+        private static func pad(_ text: String, _ width: Int) -> String {
             text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
         }
     }

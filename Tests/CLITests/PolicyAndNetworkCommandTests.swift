@@ -10,7 +10,7 @@ struct PolicyAndNetworkCommandTests {
                                   "policies/always-original.json"])
         #expect(result.status == 0)
         #expect(result.stdout.split(separator: "\n").count == 4)
-        #expect(result.stdout.contains("policies/default.json: ok (7 rules, 12 cases)"))
+        #expect(result.stdout.contains("policies/default.json: ok (7 rules, 24 cases)"))
     }
 
     @Test func checkFailsAPolicyWhoseCasesFail() async throws {

@@ -162,6 +162,13 @@ struct DefaultTreeTests {
         let builtInTable = builtIn.truthTable().map { "\($0.input) \($0.input.settings.bits) \($0.outcome)" }
         let fileTable = file.truthTable().map { "\($0.input) \($0.input.settings.bits) \($0.outcome)" }
         #expect(builtInTable == fileTable)
+        // The prefetch section and the running-loads option too (entries compared without their lines).
+        #expect(builtIn.prefetch.map { [$0.name ?? "", $0.condition.summary, "\($0.plan)"] }
+                == file.prefetch.map { [$0.name ?? "", $0.condition.summary, "\($0.plan)"] })
+        #expect(builtIn.prefetch.map(\.condition) == file.prefetch.map(\.condition))
+        #expect(builtIn.runningLoadsOnWorseNetwork.map { "\($0.condition.summary) \($0.runningLoads)" }
+                == file.runningLoadsOnWorseNetwork.map { "\($0.condition.summary) \($0.runningLoads)" })
+        #expect(builtIn.networkStatePlans() == file.networkStatePlans())
     }
 
     @Test func aMissingThumbnailOnCellularLoadsTheOriginalAndSaysSo() throws {

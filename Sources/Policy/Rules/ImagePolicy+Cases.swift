@@ -1,5 +1,5 @@
 extension ImagePolicy {
-    /// A case whose decision differs from what it expects.
+    /// A case whose decision, prefetch plan or running-loads choice differs from what it expects.
     public struct CaseFailure: Sendable, Hashable, CustomStringConvertible {
         /// The case.
         public var policyCase: PolicyCase
@@ -9,14 +9,55 @@ extension ImagePolicy {
         public var actualAction: RuleAction
         /// The rule that fired.
         public var actualRule: String
+        /// What the policy prefetches in the case's network state.
+        public var actualPrefetch: PrefetchPlan
+        /// What the policy does with running loads when the network gets worse to the case's state.
+        public var actualRunningLoads: RunningLoads
 
-        /// `case 3 (name): expected load thumbnail by rule x, got load original by rule y`.
+        /// Creates a failure.
+        public init(policyCase: PolicyCase, position: Int, actualAction: RuleAction, actualRule: String,
+                    actualPrefetch: PrefetchPlan = .nothing, actualRunningLoads: RunningLoads = .cancel) {
+            self.policyCase = policyCase
+            self.position = position
+            self.actualAction = actualAction
+            self.actualRule = actualRule
+            self.actualPrefetch = actualPrefetch
+            self.actualRunningLoads = actualRunningLoads
+        }
+
+        /// Whether the decision differs from the expected one.
+        public var decisionFails: Bool {
+            (policyCase.expectedAction.map { $0 != actualAction } ?? false) || (policyCase.expectedRule.map { $0 != actualRule } ?? false)
+        }
+
+        /// Whether the prefetch plan differs from the expected one.
+        /// Two plans that prefetch no row are equal, whatever their variants say.
+        public var prefetchFails: Bool {
+            policyCase.expectedPrefetch.map { $0 != actualPrefetch && !($0.isEmpty && actualPrefetch.isEmpty) } ?? false
+        }
+
+        /// Whether the running-loads choice differs from the expected one.
+        public var runningLoadsFail: Bool { policyCase.expectedRunningLoads.map { $0 != actualRunningLoads } ?? false }
+
+        /// `case 3 (name): expected load thumbnail by rule x, got load original by rule y`; a
+        /// failing prefetch plan or running-loads choice adds `expected prefetch ahead 5, behind 0,
+        /// thumbnails, got nothing` or `expected running loads finish, got cancel`, joined by `; `.
         public var description: String {
             var label = "case \(position)"
             if let name = policyCase.name { label += " (\(name))" }
-            var expected = "\(policyCase.expectedAction)"
-            if let rule = policyCase.expectedRule { expected += " by rule \(rule)" }
-            return "\(label): expected \(expected), got \(actualAction) by rule \(actualRule)"
+            var parts: [String] = []
+            if decisionFails {
+                var expected = policyCase.expectedAction.map { "\($0)" } ?? "a decision"
+                if let rule = policyCase.expectedRule { expected += " by rule \(rule)" }
+                parts.append("expected \(expected), got \(actualAction) by rule \(actualRule)")
+            }
+            if prefetchFails, let expected = policyCase.expectedPrefetch {
+                parts.append("expected prefetch \(expected), got \(actualPrefetch)")
+            }
+            if runningLoadsFail, let expected = policyCase.expectedRunningLoads {
+                parts.append("expected running loads \(expected), got \(actualRunningLoads)")
+            }
+            return "\(label): " + parts.joined(separator: "; ")
         }
     }
 
@@ -31,11 +72,13 @@ extension ImagePolicy {
     public func failingCases() -> [CaseFailure] {
         var failures: [CaseFailure] = []
         for (position, policyCase) in cases.enumerated() {
-            let outcome = outcome(for: input(for: policyCase))
-            let rule = rules[outcome.ruleIndex].name
-            if outcome.action != policyCase.expectedAction || (policyCase.expectedRule.map { $0 != rule } ?? false) {
-                failures.append(CaseFailure(policyCase: policyCase, position: position + 1, actualAction: outcome.action, actualRule: rule))
-            }
+            let input = input(for: policyCase)
+            let outcome = outcome(for: input)
+            let failure = CaseFailure(policyCase: policyCase, position: position + 1, actualAction: outcome.action,
+                                      actualRule: rules[outcome.ruleIndex].name,
+                                      actualPrefetch: prefetchPlan(for: policyCase.network, settings: input.settings),
+                                      actualRunningLoads: runningLoads(on: policyCase.network, settings: input.settings))
+            if failure.decisionFails || failure.prefetchFails || failure.runningLoadsFail { failures.append(failure) }
         }
         return failures
     }

@@ -12,6 +12,11 @@ extension ImagePolicy {
     /// 6. offline, thumbnail cached → show it;
     /// 7. offline → the placeholder.
     ///
+    /// It prefetches the decided variants 20 rows ahead and 5 behind on a free (not expensive, not
+    /// constrained) Wi-Fi or wired link, thumbnails only 5 rows ahead on cellular (or unknown)
+    /// that is neither constrained nor roaming, and nothing otherwise (constrained, roaming,
+    /// captive, offline, a metered Wi-Fi). Running loads are cancelled when the network gets worse.
+    ///
     /// `policies/default.json` holds the same policy as data (a test proves they are equal).
     public static let `default`: ImagePolicy = {
         let metered: Set<NetworkKind> = [.cellular, .unknown]
@@ -33,10 +38,17 @@ extension ImagePolicy {
             PolicyRule("offline-placeholder", then: .placeholder,
                        reason: "offline and nothing cached: the placeholder is shown"),
         ]
+        let prefetch = [
+            PrefetchRule("free-link", when: RuleCondition(networks: [.wifi, .wired], expensive: false, constrained: false),
+                         plan: PrefetchPlan(ahead: 20, behind: 5, variants: .decided)),
+            PrefetchRule("cellular-thumbnails", when: RuleCondition(networks: metered, constrained: false, roaming: false),
+                         plan: PrefetchPlan(ahead: 5, behind: 0, variants: .thumbnails)),
+        ]
         do {
             return try ImagePolicy(name: "default", summary: "The decision tree of the SDWebImage article: original if cached, "
                                    + "else the original on Wi-Fi, the thumbnail on cellular, the cached thumbnail or a placeholder offline.",
-                                   settings: [SettingDeclaration(alwaysDownloadOriginalImage, default: false)], rules: rules)
+                                   settings: [SettingDeclaration(alwaysDownloadOriginalImage, default: false)], rules: rules,
+                                   prefetch: prefetch, runningLoadsOnWorseNetwork: [RunningLoadsRule(then: .cancel)])
         } catch {
             // The rules above are fixed; the test suite proves they validate.
             fatalError("the built-in default policy is invalid: \(error)")

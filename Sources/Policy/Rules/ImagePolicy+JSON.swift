@@ -19,7 +19,7 @@ extension ImagePolicy {
     public init(json bytes: some Collection<UInt8>, name: String, source: String) throws(DataFileError) {
         let document = try JSONParser().parse(bytes, source: source)
         let reader = try JSONObjectReader(document, source: source, what: "the policy",
-                                          keys: ["description", "settings", "rules", "cases"])
+                                          keys: ["description", "settings", "rules", "prefetch", "runningLoadsOnWorseNetwork", "cases"])
         let summary = try reader.string("description") ?? ""
         var declarations: [SettingDeclaration] = []
         for member in try reader.object("settings") ?? [] {
@@ -34,12 +34,111 @@ extension ImagePolicy {
         for (index, value) in ruleValues.enumerated() {
             rules.append(try Self.rule(from: value, source: source, context: "rule \(index + 1)"))
         }
+        var prefetch: [PrefetchRule] = []
+        for (index, value) in (try reader.array("prefetch") ?? []).enumerated() {
+            prefetch.append(try Self.prefetchRule(from: value, source: source, index: index))
+        }
+        var runningLoads: [RunningLoadsRule] = []
+        if let optionValue = reader.value("runningLoadsOnWorseNetwork") {
+            runningLoads = try Self.runningLoadsRules(from: optionValue, reader: reader)
+        }
         var cases: [PolicyCase] = []
         for (index, value) in (try reader.array("cases") ?? []).enumerated() {
             cases.append(try Self.policyCase(from: value, source: source, context: "case \(index + 1)"))
         }
-        try self.init(name: name, summary: summary, settings: declarations, rules: rules, cases: cases,
-                      source: source, ruleLines: ruleValues.map(\.line))
+        try self.init(name: name, summary: summary, settings: declarations, rules: rules, cases: cases, prefetch: prefetch,
+                      runningLoadsOnWorseNetwork: runningLoads, source: source, ruleLines: ruleValues.map(\.line))
+    }
+
+    private static func prefetchRule(from value: JSONValue, source: String, index: Int) throws(DataFileError) -> PrefetchRule {
+        var context = "prefetch entry \(index + 1)"
+        if case .object(let members) = value.kind, let nameValue = members.first(where: { $0.key == "name" })?.value,
+           case .string(let text) = nameValue.kind {
+            context += " (\"\(text)\")"
+        }
+        let reader = try JSONObjectReader(value, source: source, context: context, what: "a prefetch entry",
+                                          keys: ["name", "when", "ahead", "behind", "variants"])
+        let name = try reader.string("name")
+        let condition = try reader.value("when").map { when throws(DataFileError) in
+            try stateCondition(from: when, source: source, context: context, what: "a prefetch plan")
+        } ?? .always
+        return PrefetchRule(name, when: condition, plan: try plan(reader: reader), line: value.line)
+    }
+
+    /// `ahead`, `behind` (whole numbers of rows, default 0) and `variants` (default `decided`).
+    private static func plan(reader: JSONObjectReader) throws(DataFileError) -> PrefetchPlan {
+        let variantsValue = reader.value("variants")
+        let variants = try reader.string("variants").map { name throws(DataFileError) -> PrefetchPlan.Variants in
+            guard let variants = PrefetchPlan.Variants(rawValue: name) else {
+                throw reader.error("unknown variants \(JSONWriter.quoted(name)) (expected \(quotedList(PrefetchPlan.Variants.allCases.map(\.rawValue))))",
+                                   at: variantsValue)
+            }
+            return variants
+        } ?? .decided
+        return PrefetchPlan(ahead: try rowCount("ahead", reader: reader), behind: try rowCount("behind", reader: reader), variants: variants)
+    }
+
+    /// A whole number of rows from 0 to `PrefetchPlan.maximumRows`; 0 when absent.
+    private static func rowCount(_ key: String, reader: JSONObjectReader) throws(DataFileError) -> Int {
+        guard let value = reader.value(key) else { return 0 }
+        guard case .number(let text) = value.kind else {
+            throw reader.error("\"\(key)\" must be a whole number of rows, found \(value.typeDescription)", at: value)
+        }
+        let shown = text.count > 24 ? String(text.prefix(24)) + "…" : text
+        if text.hasPrefix("-") {
+            throw reader.error("\"\(key)\" is \(shown): a row count cannot be negative", at: value)
+        }
+        guard text.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw reader.error("\"\(key)\" must be a whole number of rows, found \(shown)", at: value)
+        }
+        let digits = text.drop { $0 == "0" }
+        guard digits.count <= 4, let count = Int(digits.isEmpty ? "0" : String(digits)), count <= PrefetchPlan.maximumRows else {
+            throw reader.error("\"\(key)\" is \(shown) rows, at most \(PrefetchPlan.maximumRows) are allowed", at: value)
+        }
+        return count
+    }
+
+    /// `"cancel"`, `"finish"`, or an array of `{"when": {…}, "then": "cancel"|"finish"}`.
+    private static func runningLoadsRules(from value: JSONValue, reader: JSONObjectReader) throws(DataFileError) -> [RunningLoadsRule] {
+        switch value.kind {
+        case .string(let text):
+            return [RunningLoadsRule(then: try runningLoads(text, at: value, reader: reader), line: value.line)]
+        case .array(let elements):
+            var entries: [RunningLoadsRule] = []
+            for (index, element) in elements.enumerated() {
+                let context = "runningLoadsOnWorseNetwork entry \(index + 1)"
+                let entry = try JSONObjectReader(element, source: reader.source, context: context, what: "an entry", keys: ["when", "then"])
+                let condition = try entry.value("when").map { when throws(DataFileError) in
+                    try stateCondition(from: when, source: reader.source, context: context, what: "the running-loads choice")
+                } ?? .always
+                let choice = try runningLoads(try entry.requiredString("then"), at: entry.value("then"), reader: entry)
+                entries.append(RunningLoadsRule(when: condition, then: choice, line: element.line))
+            }
+            return entries
+        default:
+            throw reader.error("\"runningLoadsOnWorseNetwork\" must be \(quotedList(RunningLoads.allCases.map(\.rawValue))) "
+                               + "or an array of entries, found \(value.typeDescription)", at: value)
+        }
+    }
+
+    private static func runningLoads(_ text: String, at value: JSONValue?, reader: JSONObjectReader) throws(DataFileError) -> RunningLoads {
+        guard let choice = RunningLoads(rawValue: text) else {
+            throw reader.error("unknown running-loads choice \(JSONWriter.quoted(text)) (expected \(quotedList(RunningLoads.allCases.map(\.rawValue))))",
+                               at: value)
+        }
+        return choice
+    }
+
+    /// A `when` that may test only the network state and the settings.
+    private static func stateCondition(from value: JSONValue, source: String, context: String,
+                                       what: String) throws(DataFileError) -> RuleCondition {
+        if case .object(let members) = value.kind,
+           let member = members.first(where: { ["cached", "hasThumbnail", "thumbnailCoversDisplay"].contains($0.key) }) {
+            throw DataFileError(.invalid, source: source, line: member.value.line, context: context,
+                                message: "\"when\" tests \"\(member.key)\", which is about one item, but \(what) is for a whole list "
+                                    + "(it may test \(quotedList(PolicyValidator.stateConditionKeys)))")
+        }
+        return try condition(from: value, source: source, context: context)
     }
 
     private static func rule(from value: JSONValue, source: String, context: String) throws(DataFileError) -> PolicyRule {
@@ -170,11 +269,32 @@ extension ImagePolicy {
             throw reader.error("\"thumbnailCoversDisplay\" is true but \"hasThumbnail\" is false", at: reader.value("thumbnailCoversDisplay"))
         }
         guard let expectValue = reader.value("expect") else { throw reader.error("\"expect\" is missing") }
-        let expect = try JSONObjectReader(expectValue, source: source, context: context, what: "\"expect\"", keys: ["action", "variant", "rule"])
-        let action = try self.action(reader: expect)
+        let expect = try JSONObjectReader(expectValue, source: source, context: context, what: "\"expect\"",
+                                          keys: ["action", "variant", "rule", "prefetch", "runningLoads"])
+        let checksDecision = ["action", "variant", "rule"].contains { expect.value($0) != nil }
+        let action = checksDecision ? try self.action(reader: expect) : nil
         let rule = try expect.string("rule")
+        let prefetch = try expect.value("prefetch").map { planValue throws(DataFileError) -> PrefetchPlan in
+            if case .string(let text) = planValue.kind {
+                guard text == "nothing" else {
+                    throw expect.error("\"prefetch\" must be \"nothing\" or an object with \"ahead\", \"behind\" and \"variants\", "
+                                       + "found \(JSONWriter.quoted(text))", at: planValue)
+                }
+                return .nothing
+            }
+            return try plan(reader: JSONObjectReader(planValue, source: source, context: context, what: "\"prefetch\"",
+                                                     keys: ["ahead", "behind", "variants"]))
+        }
+        let runningLoadsValue = expect.value("runningLoads")
+        let runningLoads = try expect.string("runningLoads").map { text throws(DataFileError) in
+            try self.runningLoads(text, at: runningLoadsValue, reader: expect)
+        }
+        if action == nil && prefetch == nil && runningLoads == nil {
+            throw expect.error("\"expect\" must hold \"action\", \"prefetch\" or \"runningLoads\"")
+        }
         return PolicyCase(name: name, network: network, settings: settings, cached: cached, hasThumbnail: hasThumbnail,
-                          thumbnailCoversDisplay: covers, expect: action, rule: rule, line: value.line)
+                          thumbnailCoversDisplay: covers, expect: action, rule: rule, prefetch: prefetch, runningLoads: runningLoads,
+                          line: value.line)
     }
 }
 

@@ -23,23 +23,42 @@ public struct ImagePolicy: Sendable {
     public let settings: [SettingDeclaration]
     /// The rules, in order.
     public let rules: [PolicyRule]
-    /// Its table of expected decisions.
+    /// Its table of expected results (decisions, prefetch plans, running-loads choices).
     public let cases: [PolicyCase]
+    /// The `prefetch` section: tried in order, the first entry whose condition holds for the
+    /// network state and settings gives the plan; none matching means nothing is prefetched.
+    public let prefetch: [PrefetchRule]
+    /// The `runningLoadsOnWorseNetwork` option: tried in order, the first entry whose condition
+    /// holds for the state the network got worse to says whether running loads finish; none
+    /// matching (or none at all) means they are cancelled.
+    public let runningLoadsOnWorseNetwork: [RunningLoadsRule]
     /// The compiled lookup table.
     @usableFromInline let table: DecisionTable
+    /// The compiled prefetch plans and running-loads choices.
+    let networkStateTable: PrefetchTable
 
     /// Validates and compiles a policy.
     ///
-    /// - Parameter source: the file name for error messages (`<built-in>` for code).
-    /// - Throws: `DataFileError` with code `.invalid` naming the rule and what is wrong.
+    /// - Parameters:
+    ///   - prefetch: the `prefetch` section (default: prefetch nothing).
+    ///   - runningLoadsOnWorseNetwork: the running-loads option (default: cancel).
+    ///   - source: the file name for error messages (`<built-in>` for code).
+    /// - Throws: `DataFileError` with code `.invalid` naming the rule, entry or case and what is wrong.
     public init(name: String, summary: String = "", settings: [SettingDeclaration], rules: [PolicyRule],
-                cases: [PolicyCase] = [], source: String = "<built-in>", ruleLines: [Int] = []) throws(DataFileError) {
+                cases: [PolicyCase] = [], prefetch: [PrefetchRule] = [], runningLoadsOnWorseNetwork: [RunningLoadsRule] = [],
+                source: String = "<built-in>", ruleLines: [Int] = []) throws(DataFileError) {
         self.name = name
         self.summary = summary
         self.settings = settings
         self.rules = rules
         self.cases = cases
-        self.table = try PolicyValidator(source: source, settings: settings, rules: rules, cases: cases, ruleLines: ruleLines).compile()
+        self.prefetch = prefetch
+        self.runningLoadsOnWorseNetwork = runningLoadsOnWorseNetwork
+        let validator = PolicyValidator(source: source, settings: settings, rules: rules, cases: cases, prefetch: prefetch,
+                                        runningLoads: runningLoadsOnWorseNetwork, ruleLines: ruleLines)
+        self.table = try validator.compile()
+        self.networkStateTable = try validator.compileNetworkStatePlans()
+        try validator.checkCases()
     }
 
     /// The position of the setting `key` among `settings`, or nil when the policy does not read it.

@@ -1,5 +1,11 @@
-/// One line of a policy's table of expected decisions: the inputs, and what the policy must
-/// decide for them.
+/// One line of a policy's table of expected results: the inputs, and what the policy must decide
+/// for them, prefetch in their network state, or do with running loads when the network gets
+/// worse to it. A case expects at least one of the three.
+///
+/// ```swift
+/// PolicyCase(network: NetworkState(.cellular, isExpensive: true), expect: .load(.thumbnail),
+///            prefetch: PrefetchPlan(ahead: 5, variants: .thumbnails), runningLoads: .cancel)
+/// ```
 public struct PolicyCase: Sendable, Hashable {
     /// An optional label, shown when the case fails.
     public var name: String?
@@ -7,23 +13,27 @@ public struct PolicyCase: Sendable, Hashable {
     public var network: NetworkState
     /// Settings for this case; a declared setting left out takes its default.
     public var settings: [String: Bool]
-    /// What is cached.
+    /// What is cached (read by decisions only).
     public var cached: CachedVariants
-    /// Whether the item has a thumbnail.
+    /// Whether the item has a thumbnail (read by decisions only).
     public var hasThumbnail: Bool
     /// Whether the thumbnail covers the display (counts only with a thumbnail).
     public var thumbnailCoversDisplay: Bool
-    /// The expected action.
-    public var expectedAction: RuleAction
+    /// The expected action; nil to not check the decision.
+    public var expectedAction: RuleAction?
     /// The rule expected to fire; nil to not check it.
     public var expectedRule: String?
+    /// The expected prefetch plan in this network state; nil to not check it.
+    public var expectedPrefetch: PrefetchPlan?
+    /// What is expected of running loads when the network gets worse to this state; nil to not check it.
+    public var expectedRunningLoads: RunningLoads?
     /// The 1-based line of the case in its file, 0 when built in code.
     public var line: Int
 
     /// Creates a case.
     public init(name: String? = nil, network: NetworkState, settings: [String: Bool] = [:], cached: CachedVariants = [],
-                hasThumbnail: Bool = true, thumbnailCoversDisplay: Bool = false, expect action: RuleAction,
-                rule: String? = nil, line: Int = 0) {
+                hasThumbnail: Bool = true, thumbnailCoversDisplay: Bool = false, expect action: RuleAction? = nil,
+                rule: String? = nil, prefetch: PrefetchPlan? = nil, runningLoads: RunningLoads? = nil, line: Int = 0) {
         self.name = name
         self.network = network
         self.settings = settings
@@ -32,6 +42,11 @@ public struct PolicyCase: Sendable, Hashable {
         self.thumbnailCoversDisplay = thumbnailCoversDisplay
         self.expectedAction = action
         self.expectedRule = rule
+        self.expectedPrefetch = prefetch
+        self.expectedRunningLoads = runningLoads
         self.line = line
     }
+
+    /// Whether the case checks the decision (an action or a rule is expected).
+    public var checksDecision: Bool { expectedAction != nil || expectedRule != nil }
 }

@@ -5,12 +5,16 @@
 /// condition never holds, or earlier rules always win), a rule that can fire for an input where
 /// its action is impossible (showing a cached thumbnail that is not cached, loading a thumbnail
 /// the item does not have), and cases that name unknown settings or rules. Every message names
-/// the rule by its 1-based index and name.
+/// the rule by its 1-based index and name. The `prefetch` section and the running-loads option
+/// are checked and compiled by `compileNetworkStatePlans()` (PolicyValidator+Prefetch.swift), the
+/// cases last by `checkCases()`.
 struct PolicyValidator {
     let source: String
     let settings: [SettingDeclaration]
     let rules: [PolicyRule]
     let cases: [PolicyCase]
+    var prefetch: [PrefetchRule] = []
+    var runningLoads: [RunningLoadsRule] = []
     let ruleLines: [Int]
 
     private func fail(_ message: String, rule index: Int? = nil) -> DataFileError {
@@ -97,13 +101,26 @@ struct PolicyValidator {
             }
             throw fail("\(why) (for example \(describe(input))); add a condition on \"cached\" or \"hasThumbnail\"", rule: index)
         }
-        try checkCases(names: names, declared: declared)
         return DecisionTable(entries: entries)
     }
 
-    private func checkCases(names: Set<String>, declared: Set<String>) throws(DataFileError) {
+    /// Checks the cases against the policy (run after `compile()` and `compileNetworkStatePlans()`).
+    func checkCases() throws(DataFileError) {
+        let names = Set(rules.map(\.name))
+        let declared = Set(settings.map(\.key))
         for (position, policyCase) in cases.enumerated() {
             let context = "case \(position + 1)"
+            guard policyCase.checksDecision || policyCase.expectedPrefetch != nil || policyCase.expectedRunningLoads != nil else {
+                throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
+                                    message: "expects nothing: give an action, a prefetch plan or a running-loads choice")
+            }
+            if !policyCase.checksDecision, !policyCase.cached.isEmpty || !policyCase.hasThumbnail || policyCase.thumbnailCoversDisplay {
+                throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
+                                    message: "describes the item or its cache, which only decisions read, but expects no action")
+            }
+            if let plan = policyCase.expectedPrefetch, let problem = Self.problem(with: plan) {
+                throw DataFileError(.invalid, source: source, line: policyCase.line, context: context, message: "expects a prefetch plan that \(problem)")
+            }
             for key in policyCase.settings.keys.sorted() where !declared.contains(key) {
                 throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
                                     message: "sets \"\(key)\", which the policy does not declare in \"settings\"")
