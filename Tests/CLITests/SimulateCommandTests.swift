@@ -106,7 +106,7 @@ struct SimulateCommandTests {
         (["--set", "alwaysDownloadOriginalImage=maybe"], "is not a boolean"),
         (["--items", "0"], "--items 0:"),
         (["--original-bytes", "10"], "--original-bytes 10:"),
-        (["--seed", "-1"], "--seed -1:"),
+        (["--seed=-1"], "--seed -1:"), (["--seed", "18446744073709551616"], "--seed 18446744073709551616:"),
     ]
 
     @Test(arguments: usageErrors)

@@ -31,6 +31,8 @@ final class Screen {
         var staleDeliveries = 0
         var upgrades = 0
         var timeToVisible: [Double] = []
+        /// The same from the moment each row appeared, whatever the gesture or the network.
+        var timeToVisibleFromEntry: [Double] = []
         var upgradeLatency: [Double] = []
         /// Rows that should have been upgraded and were still on screen at the end without it.
         var notUpgraded = 0
@@ -43,6 +45,9 @@ final class Screen {
         var failures = 0
         /// Distinct rows on screen by network kind.
         var rowsShown: [String: Set<Int>] = [:]
+        /// Each network change after the first: when, to what, the gesture then, and how many
+        /// rows on screen were expected to be upgraded.
+        var changes: [(time: Double, state: NetworkState, gesture: ScrollPlan.Gesture, expected: Int)] = []
         /// The first problems, described, for the report (up to 10).
         var problems: [String] = []
     }
@@ -59,6 +64,7 @@ final class Screen {
     private var network: NetworkState
     /// When each visible row's clock started; nil while it waits for a fling to end.
     private var clockStart: [Int: Double?] = [:]
+    private var entryTime: [Int: Double] = [:]
     private var expectations: [Int: Double] = [:]
     private var stopped = false
 
@@ -85,6 +91,7 @@ final class Screen {
             if cells[cell].rank < 1 { figures.leftWithoutImage += 1 }
             if expectations.removeValue(forKey: row) != nil { figures.leftBeforeUpgrade += 1 }
             clockStart[row] = nil
+            entryTime[row] = nil
             cells[cell] = Cell()
             reuseQueue.append(cell)
         }
@@ -93,6 +100,7 @@ final class Screen {
             cellOfRow[row] = cell
             cells[cell] = Cell(row: row)
             clockStart[row] = gesture == .flinging || network.kind == .offline ? .some(nil) : .some(now)
+            entryTime[row] = now
         }
         visible = rows
         figures.rowsShown[network.kind.rawValue, default: []].formUnion(rows)
@@ -122,6 +130,7 @@ final class Screen {
                 expectations[row] = time
             }
         }
+        figures.changes.append((time, state, gesture, expectations.count))
         if state.kind != .offline && gesture != .flinging { startWaitingClocks() }
     }
 
@@ -201,6 +210,7 @@ final class Screen {
         cells[cell].rank = rank
         let time = now
         if shown == 0 {
+            if let entered = entryTime[row] { figures.timeToVisibleFromEntry.append(max(0, time - entered) * 1000) }
             if case .some(.some(let started)) = clockStart[row] {
                 figures.timeToVisible.append(max(0, time - started) * 1000)
             } else {

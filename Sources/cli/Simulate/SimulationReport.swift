@@ -88,8 +88,13 @@ struct SimulationReport {
             lines.append(isSDK ? "SDK (\(pass.list)):" : "baseline (naive: every visible row loads the original, nothing cancelled or shared):")
             lines.append("  wrong-slot deliveries \(pass.screen.wrongSlotDeliveries), stale deliveries \(pass.screen.staleDeliveries), duplicate transfers \(pass.server.duplicateTransfers)")
             lines.append("  requests \(pass.server.requests), bytes \(pass.server.totalBytes)" + Self.byNetworkText(pass.server))
+            let entry = Percentiles(pass.screen.timeToVisibleFromEntry)
             lines.append("  time to visible: p50 \(Self.ms(ttv.p50)) ms, p95 \(Self.ms(ttv.p95)) ms, max \(Self.ms(ttv.max)) ms (\(ttv.count) rows; \(pass.screen.leftWithoutImage) left the screen first)")
+            lines.append("    from the row's appearance (flings included): p50 \(Self.ms(entry.p50)) ms, p95 \(Self.ms(entry.p95)) ms, max \(Self.ms(entry.max)) ms")
             if isSDK {
+                for change in pass.screen.changes {
+                    lines.append("  at \(Self.ms(change.time)) s the network became \(change.state) while the user was \(change.gesture.rawValue): \(change.expected) rows on screen to upgrade")
+                }
                 let up = upgradeLatency
                 lines.append("  upgrades \(pass.screen.upgrades); after a network change: p50 \(Self.ms(up.p50)) ms, max \(Self.ms(up.max)) ms (\(up.count) rows, \(pass.screen.notUpgraded) not upgraded, \(pass.screen.leftBeforeUpgrade) left first)")
             }
@@ -129,7 +134,12 @@ struct SimulationReport {
             ("staleDeliveries", .int(sdk.screen.staleDeliveries)),
             ("upgrades", .int(sdk.screen.upgrades)),
             ("bytes", Self.bytesJSON(sdk.server)),
-            ("timeToVisibleMs", .object([("p50", .ms(ttv.p50)), ("p95", .ms(ttv.p95)), ("max", .ms(ttv.max)), ("count", .int(ttv.count))])),
+            ("timeToVisibleMs", Self.percentilesJSON(ttv)),
+            ("timeToVisibleFromEntryMs", Self.percentilesJSON(Percentiles(sdk.screen.timeToVisibleFromEntry))),
+            ("networkChanges", .array(sdk.screen.changes.map { change in
+                .object([("atS", .ms(change.time)), ("state", .string(change.state.description)), ("gesture", .string(change.gesture.rawValue)),
+                         ("rowsToUpgrade", .int(change.expected))])
+            })),
             ("upgradeLatencyMs", .object([("p50", .ms(up.p50)), ("max", .ms(up.max)), ("count", .int(up.count)),
                                           ("notUpgraded", .int(sdk.screen.notUpgraded)), ("leftFirst", .int(sdk.screen.leftBeforeUpgrade))])),
             ("requests", .int(sdk.server.requests)),
@@ -142,7 +152,8 @@ struct SimulationReport {
         let naiveTTV = Percentiles(baseline.screen.timeToVisible)
         members.append(("baseline", .object([
             ("bytes", Self.bytesJSON(baseline.server)),
-            ("timeToVisibleMs", .object([("p50", .ms(naiveTTV.p50)), ("p95", .ms(naiveTTV.p95)), ("max", .ms(naiveTTV.max)), ("count", .int(naiveTTV.count))])),
+            ("timeToVisibleMs", Self.percentilesJSON(naiveTTV)),
+            ("timeToVisibleFromEntryMs", Self.percentilesJSON(Percentiles(baseline.screen.timeToVisibleFromEntry))),
             ("wrongSlotDeliveries", .int(baseline.screen.wrongSlotDeliveries)),
             ("duplicateTransfers", .int(baseline.server.duplicateTransfers)),
             ("requests", .int(baseline.server.requests)),
@@ -163,6 +174,10 @@ struct SimulationReport {
         ])))
         members.append(("durationMs", .ms(sdk.durationMs + baseline.durationMs)))
         return JSONValue(.object(members))
+    }
+
+    private static func percentilesJSON(_ figures: Percentiles) -> JSONValue {
+        .object([("p50", .ms(figures.p50)), ("p95", .ms(figures.p95)), ("max", .ms(figures.max)), ("count", .int(figures.count))])
     }
 
     private static func bytesJSON(_ figures: SimulationServer.Figures) -> JSONValue {
