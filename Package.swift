@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(
             name: "FetchTests",
             dependencies: [
-                "Fetch", "Policy", "TestSupport",
+                "Fetch", "Policy", "TestSupport", "FetchTesting", "PolicyTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]

@@ -93,22 +93,21 @@ public final class ImageList: Sendable {
 
     /// The rows on screen now (top to bottom). Starts, reprioritises and cancels loads.
     public func setVisibleRows(_ rows: Range<Int>) {
-        let changed = state.withLock { state -> Bool in
-            guard state.rows.visible != rows else { return false }
-            state.rows.changed()
-            state.rows.visible = rows
-            return true
-        }
-        if changed { refresh() }
+        change(\.visible, to: rows)
     }
 
     /// The user's gesture: while flinging no download starts (cache hits are still delivered);
     /// while dragging only visible rows' downloads start; on `.idle` the visible rows load first.
     public func setScrollPhase(_ phase: ScrollPhase) {
+        change(\.phase, to: phase)
+    }
+
+    /// Sets one input of the rows and refreshes, unless it holds that value already.
+    private func change<Value: Equatable>(_ input: WritableKeyPath<Rows, Value>, to value: Value) {
         let changed = state.withLock { state -> Bool in
-            guard state.rows.phase != phase else { return false }
+            guard state.rows[keyPath: input] != value else { return false }
             state.rows.changed()
-            state.rows.phase = phase
+            state.rows[keyPath: input] = value
             return true
         }
         if changed { refresh() }
@@ -285,6 +284,11 @@ public final class ImageList: Sendable {
     /// Runs on the delivery actor: the check and the handler, with no lock held by the handler.
     private func deliver(_ event: RowEvent, as delivery: Rows.Delivery, generation: Int, isLast: Bool,
                          on actor: isolated any Actor) {
+        // A cancelled load (the row moved on, or `stop()`) delivers nothing.
+        if Task.isCancelled {
+            if isLast { state.withLock { $0.rows.ended(row: event.row, generation: generation) } }
+            return
+        }
         let admission = state.withLock { $0.rows.admit(delivery, row: event.row, generation: generation, isLast: isLast) }
         guard case .deliver(let upgraded) = admission else { return }
         if upgraded, case .imageReady(let row, let item, let decision, let variant, let image) = event {

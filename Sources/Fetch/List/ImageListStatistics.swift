@@ -19,12 +19,14 @@ public struct ImageListStatistics: Sendable, Hashable, CustomStringConvertible {
     public var upgrades = 0
     /// Prefetch loads started (rows beyond the near range, within the policy's prefetch plan).
     public var prefetches = 0
-    /// Downloads not started because the user was flinging (or dragging, for rows off screen).
+    /// Times a row's download was held because the user was flinging (or dragging, for rows off
+    /// screen): once per row and change of the list while it waits.
     public var deferredWhileScrolling = 0
     /// Events delivered to the handler.
     public var deliveries = 0
-    /// Events dropped because the row had moved on (a newer load, another item, out of range,
-    /// or the list stopped).
+    /// Events of loads that ended but whose row had moved on meanwhile (a newer load, another
+    /// item, out of the near range, or the list stopped), dropped on the delivery actor. A
+    /// cancelled load delivers nothing and is not counted here.
     public var staleDropped = 0
     /// Images dropped because the row already showed a variant as good or better (a late
     /// thumbnail after the original).

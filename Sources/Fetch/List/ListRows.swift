@@ -153,12 +153,15 @@ struct ListRows<Handle> {
     // MARK: - The window
 
     /// The rows that may have a load, most urgent first: visible rows in screen order, then near
-    /// rows by distance (below before above), then the prefetch plan's rows by distance.
+    /// rows by distance (below before above), then the prefetch plan's rows by distance. Empty
+    /// while no row is visible.
     func window(plan: PrefetchPlan) -> [(row: Int, priority: LoadPriority)] {
         guard !isStopped, !items.isEmpty else { return [] }
         let count = items.count
         let lower = min(max(0, visible.lowerBound), count)
         let upper = min(max(lower, visible.upperBound), count)
+        // Nothing on screen (the table is not laid out yet): nothing to load around.
+        guard lower < upper else { return [] }
         var result: [(row: Int, priority: LoadPriority)] = []
         for row in lower..<upper { result.append((row, LoadPriority(.visible, order: row - lower))) }
         let reach = max(nearRows, plan.ahead, plan.behind)
