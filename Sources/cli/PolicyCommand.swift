@@ -100,11 +100,6 @@ struct PolicyCommand: ParsableCommand {
             }
             FileHandle.standardOutput.write(Data(output.utf8))
         }
-
-        private func yesNo(_ flag: Bool) -> String { flag ? "yes" : "no" }
-        private func pad(_ text: String, _ width: Int) -> String {
-            text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
-        }
     }
 }
 
@@ -228,9 +223,13 @@ extension PolicyCommand {
         private static func object(_ members: [(key: String, value: JSONValue)]) -> JSONValue { JSONValue(.object(members)) }
         private static func string(_ text: String) -> JSONValue { JSONValue(.string(text)) }
         private static func number(_ value: Int) -> JSONValue { JSONValue(.number(String(value))) }
-        private static func yesNo(_ flag: Bool) -> String { flag ? "yes" : "no" }
-        private static func pad(_ text: String, _ width: Int) -> String {
-            text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
-        }
     }
+}
+
+/// `yes` or `no`, for the tables.
+private func yesNo(_ flag: Bool) -> String { flag ? "yes" : "no" }
+
+/// `text` padded with spaces to `width` characters.
+private func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
 }

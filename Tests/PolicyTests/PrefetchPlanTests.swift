@@ -156,8 +156,10 @@ struct PrefetchPlanTests {
         #expect(ImagePolicy.default.networkStatePlans().count == 2 * 5 * 3 * 2)   // settings × kinds × (expensive, roaming) × constrained
         #expect(!ImagePolicy.default.networkStatePlans().contains { $0.network.isCaptive })
         #expect(Self.stateful.networkStatePlans().count == 2 * 5 * 3 * 2 * 2)    // … × captive
-        let plain = try Self.bundled("wifi-only")
-        #expect(!plain.prefetchReadsRoaming && plain.networkStatePlans().count == 5 * 2 * 2)
+        let plain = try ImagePolicy(name: "plain", settings: [], rules: [PolicyRule("end", then: .placeholder, reason: "r")],
+                                    prefetch: [PrefetchRule(when: RuleCondition(networks: [.wifi]), plan: PrefetchPlan(ahead: 1))])
+        #expect(!plain.prefetchReadsRoaming && !plain.prefetchReadsCaptive)
+        #expect(plain.networkStatePlans().count == 5 * 2 * 2)
     }
 
     @Test func theTableAgreesWithWalkingTheEntriesForEveryState() {
@@ -226,8 +228,7 @@ struct PrefetchPlanTests {
         let policy = try ImagePolicy.load(contentsOf: PackagePaths.policies + "/" + name)
         for row in policy.networkStatePlans() {
             let poor = row.network.kind == .offline || row.network.isCaptive || row.network.isRoaming || row.network.isConstrained
-            if poor && name != "wifi-only.json" { #expect(row.prefetch.isEmpty, "\(name): \(row.network) → \(row.prefetch)") }
-            if row.network.kind == .offline || row.network.isCaptive { #expect(row.prefetch.isEmpty, "\(name): \(row.network)") }
+            if poor { #expect(row.prefetch.isEmpty, "\(name): \(row.network) → \(row.prefetch)") }
         }
         for state in [NetworkState(.wifi, isCaptive: true), NetworkState(.cellular, isCaptive: true), .offline] {
             #expect(policy.prefetchPlan(for: state, settings: policy.defaultSettings).isEmpty, "\(name): \(state)")

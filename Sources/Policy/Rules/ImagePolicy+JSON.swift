@@ -51,11 +51,7 @@ extension ImagePolicy {
     }
 
     private static func prefetchRule(from value: JSONValue, source: String, index: Int) throws(DataFileError) -> PrefetchRule {
-        var context = "prefetch entry \(index + 1)"
-        if case .object(let members) = value.kind, let nameValue = members.first(where: { $0.key == "name" })?.value,
-           case .string(let text) = nameValue.kind {
-            context += " (\"\(text)\")"
-        }
+        let context = named("prefetch entry \(index + 1)", value)
         let reader = try JSONObjectReader(value, source: source, context: context, what: "a prefetch entry",
                                           keys: ["name", "when", "ahead", "behind", "variants"])
         let name = try reader.string("name")
@@ -143,11 +139,7 @@ extension ImagePolicy {
 
     private static func rule(from value: JSONValue, source: String, context: String) throws(DataFileError) -> PolicyRule {
         // Name the rule in every message about it, when it has a name.
-        var context = context
-        if case .object(let members) = value.kind, let nameValue = members.first(where: { $0.key == "name" })?.value,
-           case .string(let text) = nameValue.kind {
-            context += " (\"\(text)\")"
-        }
+        let context = named(context, value)
         let reader = try JSONObjectReader(value, source: source, context: context, what: "a rule",
                                           keys: ["name", "when", "action", "variant", "reason"])
         let name = try reader.requiredString("name")
@@ -296,6 +288,13 @@ extension ImagePolicy {
                           thumbnailCoversDisplay: covers, expect: action, rule: rule, prefetch: prefetch, runningLoads: runningLoads,
                           line: value.line)
     }
+}
+
+/// `context` followed by ` ("name")` when `value` is an object with a string `name`.
+private func named(_ context: String, _ value: JSONValue) -> String {
+    guard case .object(let members) = value.kind, let nameValue = members.first(where: { $0.key == "name" })?.value,
+          case .string(let text) = nameValue.kind else { return context }
+    return context + " (\"\(text)\")"
 }
 
 func quotedList(_ names: [String]) -> String {
