@@ -27,6 +27,16 @@ import Policy
 /// download cancelled while it waits throws `FetchError` with code `.cancelled`, as the protocol
 /// requires, and so does a download started by a task already cancelled.
 ///
+/// Priorities: each download keeps the `RequestPriority` it was asked with (`download(_:)` counts
+/// as `.visible`), so that a list's tests can check what was asked first and what a scroll changed:
+/// `requestedPriorities` has the value each call had when it was made, and `priority(of:)` the
+/// value now of the latest call for a URL (a priority raised while the download waits shows).
+///
+/// ```swift
+/// list.setVisibleRows(0..<2)
+/// #expect(downloader.priority(of: firstRowURL) == LoadPriority(.visible, order: 0))
+/// ```
+///
 /// Thread safety: every member may be used from any task or thread at once.
 public final class ScriptedDownloader: ImageDownloading {
     /// What a download answers.
@@ -45,6 +55,8 @@ public final class ScriptedDownloader: ImageDownloading {
     private struct State {
         var scripts: [ImageURL: [Step]] = [:]
         var requests: [ImageURL] = []
+        var priorities: [(url: ImageURL, asked: LoadPriority, box: RequestPriority)] = []
+        var networkReturns = 0
         var finished = 0
         var suspendCount = 0
         var resumeCount = 0
@@ -93,10 +105,32 @@ public final class ScriptedDownloader: ImageDownloading {
         state.withLock { ($0.suspendCount, $0.resumeCount) }
     }
 
-    /// Answers from `url`'s script, after its delay.
+    /// The priority each download was asked with, when it was asked, in the order of the calls.
+    public var requestedPriorities: [(url: ImageURL, priority: LoadPriority)] {
+        state.withLock { $0.priorities.map { ($0.url, $0.asked) } }
+    }
+
+    /// The priority of the latest download of `url` as it is now (read from the `RequestPriority`
+    /// the download was asked with, so the last value its caller set); nil if `url` was never asked for.
+    public func priority(of url: ImageURL) -> LoadPriority? {
+        let box = state.withLock { state in state.priorities.last { $0.url == url }?.box }
+        return box?.value
+    }
+
+    /// How many times `networkReturned()` was called.
+    public var networkReturnCount: Int { state.withLock { $0.networkReturns } }
+
+    /// Answers from `url`'s script, after its delay, at `.visible` priority.
     public func download(_ url: ImageURL) async throws(FetchError) -> [UInt8] {
+        try await download(url, priority: RequestPriority(.visible))
+    }
+
+    /// Answers from `url`'s script, after its delay, and records `priority` (see `priority(of:)`).
+    public func download(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> [UInt8] {
+        let asked = priority.value
         let step: Step = state.withLock { state in
             state.requests.append(url)
+            state.priorities.append((url, asked, priority))
             guard var queue = state.scripts[url], let first = queue.first else {
                 return Step(answer: unscripted, delay: .zero)
             }
@@ -129,5 +163,10 @@ public final class ScriptedDownloader: ImageDownloading {
     /// Counts the call (see `suspensions`).
     public func resume() {
         state.withLock { $0.resumeCount += 1 }
+    }
+
+    /// Counts the call (see `networkReturnCount`); scripted answers have no backoff to cut short.
+    public func networkReturned() {
+        state.withLock { $0.networkReturns += 1 }
     }
 }

@@ -15,6 +15,8 @@ struct CurlTransportTests {
         configuration.totalTimeout = .seconds(5)
         configuration.lowSpeedLimit = 1000
         configuration.lowSpeedTime = .seconds(1)
+        // One attempt: these tests are about one transfer; retries have theirs (TransportRetryTests).
+        configuration.retry = .never
         return CurlTransport(configuration: configuration)
     }()
 
@@ -135,6 +137,7 @@ struct CurlTransportTests {
     static func wakeUpOnly(maximumConnections: Int = 8, logger: Logger = .disabled) -> CurlTransport {
         var configuration = TransportConfiguration()
         configuration.maximumConnections = maximumConnections
+        configuration.retry = .never
         return CurlTransport(configuration: configuration, logger: logger, hooks: TransportHooks(pollTimeoutMilliseconds: 3_600_000))
     }
 

@@ -13,6 +13,8 @@ public final class TestHTTPServer: @unchecked Sendable {
         case ok([UInt8], contentType: String = "image/png")
         /// Any status, with a body.
         case status(Int, [UInt8] = [], contentType: String = "text/plain")
+        /// Any status with extra header lines (`"Retry-After: 2"`), a body and its `Content-Length`.
+        case headers(Int, [String], [UInt8] = [])
         /// A redirect (302) to `location`.
         case redirect(String)
         /// Waits, then answers.
@@ -90,7 +92,9 @@ public final class TestHTTPServer: @unchecked Sendable {
             defer { stopped = true }
             return !stopped
         }
-        if wasRunning { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+        // Only shut down here: the accept loop closes the descriptor when it leaves, so that its
+        // number cannot be reused by another server's listener while this loop still accepts on it.
+        if wasRunning { shutdown(listener, Int32(SHUT_RDWR)) }
     }
 
     private func acceptLoop() {
@@ -98,6 +102,7 @@ public final class TestHTTPServer: @unchecked Sendable {
             let client = accept(listener, nil, nil)
             if client < 0 {
                 if errno == EINTR { continue }
+                close(listener)
                 return
             }
             lock.withLock { connectionCount += 1 }
@@ -142,6 +147,8 @@ public final class TestHTTPServer: @unchecked Sendable {
             return send(head(200, ["Content-Type: \(contentType)", "Content-Length: \(body.count)"]) + body, to: client)
         case .status(let status, let body, let contentType):
             return send(head(status, ["Content-Type: \(contentType)", "Content-Length: \(body.count)"]) + body, to: client)
+        case .headers(let status, let headers, let body):
+            return send(head(status, headers + ["Content-Length: \(body.count)"]) + body, to: client)
         case .redirect(let location):
             return send(head(302, ["Location: \(location)", "Content-Length: 0"]), to: client)
         case .delayed(let seconds, let next):

@@ -1,4 +1,5 @@
 import CCurl
+import Locking
 import Logging
 import Policy
 
@@ -7,8 +8,10 @@ import Policy
 ///
 /// Requests wait in a Swift queue until a connection slot is free (`maximumConnections` in all,
 /// `maximumConnectionsPerHost` per scheme, host and port), so that a transfer's timeouts only start
-/// when it really starts. A cancellation wakes the thread, which frees the slot and starts the next
-/// waiting transfer at once. Easy handles are reused (connections, DNS and TLS sessions with them);
+/// when it really starts. They start most urgent first over all hosts (`download(_:priority:)`;
+/// first in, first out among equals), and a host at its limit never holds back another host's
+/// transfer. A cancellation wakes the thread, which frees the slot and starts the next waiting
+/// transfer at once. Easy handles are reused (connections, DNS and TLS sessions with them);
 /// HTTP/2 is used over TLS. Only http and https are allowed, also after redirects.
 ///
 /// A response counts only if it is 2xx, complete (not shorter than its `Content-Length`),
@@ -22,8 +25,12 @@ import Policy
 /// you. A transport deinitialised without a shutdown fails an assertion in debug builds; in
 /// release builds its thread then stops by itself, but nobody waits for it.
 ///
-/// Logging: each failed transfer at `info` (URL, reason, curl code, HTTP status), cancellations
-/// at `debug`.
+/// Transient failures (connection errors, timeouts, 5xx, 408, 429) are retried with exponential
+/// backoff and full jitter, or after the server's `Retry-After`, as `configuration.retry` says
+/// (`RetryPolicy`); `networkReturned()` ends the backoff waits at once.
+///
+/// Logging: each failed attempt at `info` (URL, reason, curl code, HTTP status), each retry at
+/// `notice` (URL, attempt, delay, cause), cancellations at `debug`.
 ///
 /// ```swift
 /// let transport = CurlTransport(logger: logger)
@@ -38,6 +45,9 @@ public final class CurlTransport: ImageDownloading {
     let scheduler: TransferScheduler
     private let logger: Logger
     private let hooks: TransportHooks
+    private let backoff = BackoffWaits()
+    // Guards the counts of retries.
+    private let statisticsState = Locked(TransportStatistics())
 
     private static let globalInit: CURLcode = imgp_global_init()
 
@@ -92,12 +102,64 @@ public final class CurlTransport: ImageDownloading {
         return try result.get()
     }
 
-    /// Downloads `url`; see the type's documentation for what counts as a success.
+    /// Downloads `url` at `.visible` priority; see `download(_:priority:)`.
     public func download(_ url: ImageURL) async throws(FetchError) -> [UInt8] {
-        let transfer = Transfer(url: url, maximumBodySize: configuration.maximumBodySize)
+        try await download(url, priority: RequestPriority(.visible))
+    }
+
+    /// Downloads `url`; see the type's documentation for what counts as a success.
+    ///
+    /// The transfer waits for a connection slot behind every more urgent one (over all hosts), and
+    /// behind those of the same priority queued before it; `priority` is read again each time the
+    /// transport chooses, so that setting it reorders the waiting transfer. A transient failure is
+    /// retried as `configuration.retry` says, at the same priority; cancelling the task stops the
+    /// transfer or the backoff wait at once.
+    ///
+    /// ```swift
+    /// let priority = RequestPriority(LoadPriority(.near, order: 2))
+    /// let load = Task { try await transport.download(url, priority: priority) }
+    /// priority.value = LoadPriority(.visible, order: 0)   // the row scrolled onto the screen
+    /// ```
+    public func download(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> [UInt8] {
+        var random = HookedRandom(bits: hooks.random)
+        var attempt = 1
+        while true {
+            let generation = backoff.generation
+            let (result, retryAfter) = await runAttempt(url, priority: priority)
+            let failure: FetchError
+            switch result {
+            case .success(let body): return body
+            case .failure(let error): failure = error
+            }
+            if failure.code == .cancelled || Task.isCancelled {
+                throw FetchError(url: url, code: .cancelled)
+            }
+            let next = configuration.retry.next(after: failure.code, attempt: attempt, retryAfter: retryAfter, using: &random)
+            guard case .retry(let delay, let serverAsked) = next else {
+                if attempt > 1 { statisticsState.withLock { $0.failedAfterRetries += 1 } }
+                throw FetchError(url: url, code: failure.code, attempts: attempt)
+            }
+            statisticsState.withLock { $0.retries += 1 }
+            logger.notice("retrying transfer", metadata: [
+                "url": "\(url)", "attempt": "\(attempt + 1) of \(configuration.retry.attempts)",
+                "delay": "\(delay)", "cause": "\(failure.reason)",
+            ])
+            do {
+                try await backoff.wait(delay, on: hooks.clock, orNetworkReturnAfter: serverAsked ? nil : generation)
+            } catch {
+                logger.debug("transfer cancelled", metadata: ["url": "\(url)", "stage": "while it waited to retry"])
+                throw FetchError(url: url, code: .cancelled, attempts: attempt)
+            }
+            attempt += 1
+        }
+    }
+
+    /// One attempt: the result, and the wait its response asked for with `Retry-After`.
+    private func runAttempt(_ url: ImageURL, priority: RequestPriority) async -> (Result<[UInt8], FetchError>, RetryAfter?) {
+        let transfer = Transfer(url: url, maximumBodySize: configuration.maximumBodySize, priority: priority)
         let scheduler = self.scheduler
         do {
-            return try await withTaskCancellationHandler {
+            let body = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     transfer.setContinuation(continuation)
                     if transfer.isCancelled || !scheduler.enqueue(transfer) {
@@ -107,11 +169,24 @@ public final class CurlTransport: ImageDownloading {
             } onCancel: {
                 scheduler.cancel(transfer)
             }
+            return (.success(body), nil)
         } catch let error as FetchError {
-            throw error
+            return (.failure(error), transfer.retryAfter)
         } catch {
-            throw FetchError(url: url, code: .cancelled)
+            return (.failure(FetchError(url: url, code: .cancelled)), nil)
         }
+    }
+
+    /// Ends every backoff wait at once, so that downloads waiting to retry try again now. Call it
+    /// when reachability reports the network back (offline to online). A wait for a server's
+    /// `Retry-After` is not shortened: the server, not the network, asked for it.
+    public func networkReturned() {
+        backoff.networkReturned()
+    }
+
+    /// Retries made and given up, since the transport started.
+    public var statistics: TransportStatistics {
+        statisticsState.withLock { $0 }
     }
 
     /// Holds transfers that have not started: they wait in the queue (and can still be cancelled)

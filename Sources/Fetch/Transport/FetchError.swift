@@ -3,7 +3,10 @@ import Policy
 /// Why a load failed: always with the URL, and a message that tells a user what happened.
 ///
 /// A cancelled load is its own case (`.cancelled`), never a generic failure. New codes may be
-/// added; switch over `code` with a default.
+/// added; switch over `code` with a default. When the transport gave up after retrying, `attempts`
+/// says how many attempts were made (`code` is the last one's failure), and so does the message.
+///
+/// Two errors are equal when their URL and code are: `attempts` is context, like a message.
 public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong.
     public enum Code: Sendable, Equatable {
@@ -33,11 +36,19 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     public var url: ImageURL
     /// What went wrong.
     public var code: Code
+    /// Attempts made before giving up: 1 unless the transport retried (see `RetryPolicy`).
+    public var attempts: Int
 
     /// Creates an error.
-    public init(url: ImageURL, code: Code) {
+    public init(url: ImageURL, code: Code, attempts: Int = 1) {
         self.url = url
         self.code = code
+        self.attempts = attempts
+    }
+
+    /// Whether `lhs` and `rhs` have the same URL and code (`attempts` is not compared).
+    public static func == (lhs: FetchError, rhs: FetchError) -> Bool {
+        lhs.url == rhs.url && lhs.code == rhs.code
     }
 
     /// Whether the server or the network failed, or there is no network (the CLI's exit 69), as
@@ -54,8 +65,13 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         "\(url): \(reason)"
     }
 
-    /// What went wrong, without the URL: `HTTP 404 (not found)`, `connection refused (curl 7)`.
+    /// What went wrong, without the URL: `HTTP 404 (not found)`, `connection refused (curl 7)`,
+    /// `HTTP 503 (service unavailable) after 3 attempts`.
     public var reason: String {
+        attempts > 1 ? "\(failure) after \(attempts) attempts" : failure
+    }
+
+    private var failure: String {
         switch code {
         case .cancelled: return "cancelled"
         case .httpStatus(let status): return "HTTP \(status)" + (Self.statusText[status].map { " (\($0))" } ?? "")

@@ -22,6 +22,12 @@ public protocol ImageDownloading: Sendable {
 
     /// Lets held downloads start. The default does nothing.
     func resume()
+
+    /// The network is back (reachability went from offline to online): downloads waiting to
+    /// retry after a failure try again now instead of waiting out their backoff. `ImageLoader`
+    /// and `ImageList` call it on that change; apps that drive a downloader themselves should too.
+    /// The default does nothing.
+    func networkReturned()
 }
 
 extension ImageDownloading {
@@ -35,4 +41,7 @@ extension ImageDownloading {
 
     /// Does nothing: this downloader cannot hold downloads.
     public func resume() {}
+
+    /// Does nothing: this downloader does not retry.
+    public func networkReturned() {}
 }

@@ -3,16 +3,21 @@ import Policy
 import Locking
 import Synchronization
 
-/// One download: its request, the bytes received so far, and the continuation of the task that
-/// waits for it.
+/// One attempt at a download: its request and priority, the bytes received so far, and the
+/// continuation of the task that waits for it.
 ///
-/// `body`, `tooLarge` and `easy` are touched only on the transport thread; `isCancelled` is
+/// `body`, `tooLarge` and `easy` are touched only on the transport thread; `retryAfter` is written
+/// by the thread before it resumes the waiter, and read by the waiter after; `isCancelled` is
 /// atomic; the continuation is resumed exactly once, under `resumed`'s lock.
 final class Transfer: @unchecked Sendable {
     let url: ImageURL
     let hostKey: String
     let maximumBodySize: Int
+    /// Read by the queue each time it chooses what to start.
+    let priority: RequestPriority
     var body: [UInt8] = []
+    /// The wait a failed response asked for with `Retry-After`, if it did.
+    var retryAfter: RetryAfter?
     var tooLarge = false
     var easy: UnsafeMutableRawPointer?
     let errorBuffer: UnsafeMutablePointer<CChar>
@@ -21,8 +26,9 @@ final class Transfer: @unchecked Sendable {
     // Guards the continuation, so that it is resumed once whoever finishes first.
     private let resumed = Locked<CheckedContinuation<[UInt8], any Error>?>(nil)
 
-    init(url: ImageURL, maximumBodySize: Int) {
+    init(url: ImageURL, maximumBodySize: Int, priority: RequestPriority = RequestPriority()) {
         self.url = url
+        self.priority = priority
         self.hostKey = Transfer.hostKey(of: url.absoluteString)
         self.maximumBodySize = maximumBodySize
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)

@@ -233,7 +233,10 @@ final class TransferDriver: @unchecked Sendable {
         default:
             return fail(.transport(curlCode: curlCode, message: message))
         }
-        guard (200..<300).contains(status) else { return fail(.httpStatus(status)) }
+        guard (200..<300).contains(status) else {
+            transfer.retryAfter = header("Retry-After", of: easy).flatMap { RetryAfter(header: $0, responseDate: header("Date", of: easy)) }
+            return fail(.httpStatus(status))
+        }
         guard !transfer.body.isEmpty else { return fail(.emptyBody) }
         if declaredLength >= 0 && transfer.body.count < Int(declaredLength) {
             return fail(.truncated(expected: Int(declaredLength), received: transfer.body.count))
@@ -247,6 +250,14 @@ final class TransferDriver: @unchecked Sendable {
         let body = transfer.body
         transfer.body = []
         return Outcome(result: .success(body))
+    }
+
+    /// The value of the response header `name` (of the last response, after redirects), if any.
+    private func header(_ name: String, of easy: UnsafeMutableRawPointer) -> String? {
+        var found: UnsafeMutablePointer<curl_header>?
+        guard curl_easy_header(easy, name, 0, UInt32(CURLH_HEADER), -1, &found) == CURLHE_OK,
+              let value = found?.pointee.value else { return nil }
+        return String(cString: value)
     }
 }
 

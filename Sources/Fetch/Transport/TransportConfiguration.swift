@@ -25,11 +25,15 @@ public struct TransportConfiguration: Sendable, Hashable {
     public var certificateAuthorities: String?
     /// The `User-Agent` header.
     public var userAgent: String = "imgpolicy/0.1 (libcurl)"
+    /// When a failed download is tried again. Default `.standard`: transient failures only, 3
+    /// attempts in all, backoff from 0.5 s up to 30 s with full jitter, `Retry-After` up to 60 s.
+    public var retry: RetryPolicy = .standard
 
     /// The defaults.
     public init() {}
 
-    /// The defaults: 8 connections (6 per host), 5 redirects, 10 s connect, 60 s total, 32 MiB.
+    /// The defaults: 8 connections (6 per host), 5 redirects, 10 s connect, 60 s total, 32 MiB,
+    /// 3 attempts for transient failures.
     public static let standard = TransportConfiguration()
 
     /// For metered links: fewer parallel transfers, 8 MiB maximum body.

@@ -13,4 +13,15 @@ struct TransportHooks: Sendable {
     /// Whether `deinit` fails an assertion (debug builds) when `shutdown` was never called. A test
     /// of the release behaviour (the thread still stops) turns it off.
     var assertsShutdownBeforeDeinit = true
+    /// What retry backoffs wait on: a `ManualClock` in tests, so that no test waits for real time.
+    var clock: any Clock<Duration> = ContinuousClock()
+    /// 64 random bits for the backoff's jitter: a seeded generator in tests.
+    var random: @Sendable () -> UInt64 = { UInt64.random(in: .min ... .max) }
+}
+
+/// A `RandomNumberGenerator` over `TransportHooks.random`.
+struct HookedRandom: RandomNumberGenerator {
+    let bits: @Sendable () -> UInt64
+
+    mutating func next() -> UInt64 { bits() }
 }
