@@ -14,6 +14,9 @@ source scripts/setup.sh
 echo "[bench] building in release mode"
 swift build -c release --product imgpolicy 2>&1 | tail -n 3
 imgpolicy="$(swift build -c release --show-bin-path)/imgpolicy"
+# Timing figures depend on the machine's load: say it, before and after.
+echo "[bench] load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+trap 'echo "[bench] load average after: $(cut -d" " -f1-3 /proc/loadavg)"' EXIT
 echo "[bench] imgpolicy simulate --items 1000 --visible 10 --rows-per-second 20 --latency 20-80 --original-bytes 200000 --thumbnail-bytes 20000 --network-script cellular@0s,wifi@25s --seed 5 $*"
-exec "$imgpolicy" simulate --items 1000 --visible 10 --rows-per-second 20 --latency 20-80 \
+"$imgpolicy" simulate --items 1000 --visible 10 --rows-per-second 20 --latency 20-80 \
     --original-bytes 200000 --thumbnail-bytes 20000 --network-script cellular@0s,wifi@25s --seed 5 "$@"
