@@ -15,8 +15,9 @@ import Glibc
 ///   client can check which image it was given (`path(in:)`).
 /// - A URL's latency is drawn from the range by the seeded generator for that URL alone, so it is
 ///   the same in every pass and whatever order requests come in.
-/// - While the script says offline, a request is dropped unanswered (the connection closed), as
-///   a network that is down would; it is counted (`offlineRequests`).
+/// - While the script says offline, nothing gets through, as on a network that is down: a request
+///   is dropped unanswered (the connection closed) and counted (`offlineRequests`); a response
+///   whose latency ends offline is not sent, and one being sent when the network goes is cut.
 /// - It counts, per pass: requests; body bytes sent by network kind (the script's state when the
 ///   body is sent) and variant; and duplicate transfers: a request for a path whose body was
 ///   already sent in full, or whose earlier request is still being answered on a connection the
@@ -368,18 +369,23 @@ final class SimulationServer: Sendable {
         return false
     }
 
+    /// Sends `bytes`; with `variant`, in chunks counted against the network kind of the moment,
+    /// stopping (false) when the script says offline.
     private func send(_ bytes: [UInt8], to client: Int32, counting variant: Variant? = nil) -> Bool {
         var offset = 0
         while offset < bytes.count {
+            var kind: NetworkKind?
+            if variant != nil {
+                kind = state.withLock { $0.script.state(at: Self.seconds(ContinuousClock.now - $0.passStart)).kind }
+                // The network went down: the rest of the body never arrives.
+                if kind == .offline { return false }
+            }
             let end = min(bytes.count, offset + (64 << 10))
             let sent = bytes[offset..<end].withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if sent < 0 && errno == EINTR { continue }
             if sent <= 0 { return false }
-            if let variant {
-                state.withLock { state in
-                    let kind = state.script.state(at: Self.seconds(ContinuousClock.now - state.passStart)).kind.rawValue
-                    state.figures.bytes[kind, default: [:]][variant, default: 0] += sent
-                }
+            if let variant, let kind {
+                state.withLock { $0.figures.bytes[kind.rawValue, default: [:]][variant, default: 0] += sent }
             }
             offset += sent
         }
