@@ -203,12 +203,13 @@ struct SimulationReport {
     }
 }
 
+// File-private: other commands may build JSON their own way.
 extension JSONValue {
-    static func int(_ value: Int) -> JSONValue { JSONValue(.number(String(value))) }
-    static func ms(_ value: Double) -> JSONValue { JSONValue(.number(SimulationReport.ms(value))) }
-    static func string(_ text: String) -> JSONValue { JSONValue(.string(text)) }
-    static func bool(_ flag: Bool) -> JSONValue { JSONValue(.bool(flag)) }
-    static func object(_ members: [(String, JSONValue)]) -> JSONValue { JSONValue(.object(members.map { (key: $0.0, value: $0.1) })) }
-    static func array(_ elements: [JSONValue]) -> JSONValue { JSONValue(.array(elements)) }
-    static var null: JSONValue { JSONValue(.null) }
+    fileprivate static func int(_ value: Int) -> JSONValue { JSONValue(.number(String(value))) }
+    fileprivate static func ms(_ value: Double) -> JSONValue { JSONValue(.number(SimulationReport.ms(value))) }
+    fileprivate static func string(_ text: String) -> JSONValue { JSONValue(.string(text)) }
+    fileprivate static func bool(_ flag: Bool) -> JSONValue { JSONValue(.bool(flag)) }
+    fileprivate static func object(_ members: [(String, JSONValue)]) -> JSONValue { JSONValue(.object(members.map { (key: $0.0, value: $0.1) })) }
+    fileprivate static func array(_ elements: [JSONValue]) -> JSONValue { JSONValue(.array(elements)) }
+    fileprivate static var null: JSONValue { JSONValue(.null) }
 }
