@@ -62,6 +62,8 @@ final class SimulationServer: Sendable {
         var connections: Set<Int32> = []
         var script = NetworkScript(entries: [.init(state: NetworkState(.wifi), time: 0)])
         var passStart = ContinuousClock.now
+        /// Counts passes, so that a request of an earlier pass ending late changes nothing now.
+        var pass = 0
         var stopped = false
     }
 
@@ -177,6 +179,7 @@ final class SimulationServer: Sendable {
             state.requests = [:]
             state.script = script
             state.passStart = start
+            state.pass += 1
         }
     }
 
@@ -307,8 +310,8 @@ final class SimulationServer: Sendable {
 
     /// Records a request's arrival (and whether it duplicates a transfer); nil when the script
     /// says offline (the request is dropped).
-    private func arrive(_ path: String, on client: Int32) -> Int? {
-        state.withLock { state -> Int? in
+    private func arrive(_ path: String, on client: Int32) -> (pass: Int, index: Int)? {
+        state.withLock { state -> (pass: Int, index: Int)? in
             let now = Self.seconds(ContinuousClock.now - state.passStart)
             if state.script.state(at: now).kind == .offline {
                 state.figures.offlineRequests += 1
@@ -328,15 +331,15 @@ final class SimulationServer: Sendable {
                 if state.figures.duplicatedPaths.count < 10 { state.figures.duplicatedPaths.append(path) }
             }
             state.requests[path, default: []].append(Request(phase: .answering, descriptor: client))
-            return earlier.count
+            return (state.pass, earlier.count)
         }
     }
 
-    private func finish(_ path: String, _ id: Int, _ phase: Request.Phase) {
+    private func finish(_ path: String, _ id: (pass: Int, index: Int), _ phase: Request.Phase) {
         state.withLock { state in
-            guard var list = state.requests[path], id < list.count else { return }
-            list[id].phase = phase
-            list[id].descriptor = -1
+            guard id.pass == state.pass, var list = state.requests[path], id.index < list.count else { return }
+            list[id.index].phase = phase
+            list[id.index].descriptor = -1
             state.requests[path] = list
         }
     }
