@@ -37,16 +37,19 @@ final class ImageListAdapter: SimulatedList {
 
     static func delivery(_ event: RowEvent) -> Delivery {
         let content: Delivery.Content
+        var fromNetwork = false
         switch event {
         case .placeholder, .decisionFailed:
             content = .placeholder
         case .imageReady(_, _, _, let variant, let image):
             content = .image(variant, url: image.url, bytes: image.bytes)
+            fromNetwork = image.source == .network
         case .upgraded(_, _, _, let variant, let image):
             content = .upgrade(variant, url: image.url, bytes: image.bytes)
+            fromNetwork = image.source == .network
         case .failed(_, _, _, let error, let fallback):
             content = .failed(cancelled: error.code == .cancelled, fallback: fallback.map { (.thumbnail, $0.url, $0.bytes) })
         }
-        return Delivery(target: .row(event.row), item: event.item, content: content)
+        return Delivery(target: .row(event.row), item: event.item, content: content, fromNetwork: fromNetwork)
     }
 }

@@ -30,7 +30,8 @@ final class NaiveList: SimulatedList {
             let item = items[row], transport = self.transport, screen = self.screen
             downloads.append(Task { @MainActor in
                 guard let bytes = try? await transport.download(item.original) else { return }
-                screen.deliver(Delivery(target: .cell(cell), item: item, content: .image(.original, url: item.original, bytes: bytes)))
+                screen.deliver(Delivery(target: .cell(cell), item: item, content: .image(.original, url: item.original, bytes: bytes),
+                                               fromNetwork: true))
             })
         }
         visible = rows

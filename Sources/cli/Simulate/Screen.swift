@@ -33,6 +33,10 @@ final class Screen {
         var timeToVisible: [Double] = []
         /// The same from the moment each row appeared, whatever the gesture or the network.
         var timeToVisibleFromEntry: [Double] = []
+        /// For first images from the network: time to visible minus the URL's own latency at the
+        /// server (what the client side added: queueing, transfer, delivery; negative when the
+        /// load had started before the row's clock).
+        var beyondLatency: [Double] = []
         var upgradeLatency: [Double] = []
         /// Rows that should have been upgraded and were still on screen at the end without it.
         var notUpgraded = 0
@@ -67,8 +71,12 @@ final class Screen {
     private var entryTime: [Int: Double] = [:]
     private var expectations: [Int: Double] = [:]
     private var stopped = false
+    /// The server's latency of a path, in milliseconds.
+    private let latency: (String) -> Int
 
-    init(items: [ImageItem], visibleCount: Int, network: NetworkState, start: ContinuousClock.Instant) {
+    init(items: [ImageItem], visibleCount: Int, network: NetworkState, start: ContinuousClock.Instant,
+         latency: @escaping (String) -> Int = { _ in 0 }) {
+        self.latency = latency
         self.items = items
         self.visibleCount = visibleCount
         self.network = network
@@ -190,7 +198,7 @@ final class Screen {
         if rank < shown || (isUpgrade && rank == shown) {
             return problem(stale: true, "row \(row): \(isUpgrade ? "an upgrade to" : "an image of") rank \(rank) over rank \(shown)")
         }
-        show(rank, in: cell, row: row)
+        show(rank, in: cell, row: row, networkPath: delivery.fromNetwork ? Self.path(of: delivery.content) : nil)
     }
 
     private func deliverToCell(_ cell: Int, _ delivery: Delivery) {
@@ -201,10 +209,17 @@ final class Screen {
             return
         }
         cells[cell].showsWrongImage = false
-        show(Self.rank(variant), in: cell, row: row)
+        show(Self.rank(variant), in: cell, row: row, networkPath: delivery.fromNetwork ? SimulationServer.path(in: bytes) : nil)
     }
 
-    private func show(_ rank: Int, in cell: Int, row: Int) {
+    private static func path(of content: Delivery.Content) -> String? {
+        switch content {
+        case .image(_, _, let bytes), .upgrade(_, _, let bytes): return SimulationServer.path(in: bytes)
+        case .placeholder, .failed: return nil
+        }
+    }
+
+    private func show(_ rank: Int, in cell: Int, row: Int, networkPath: String?) {
         let shown = cells[cell].rank
         guard rank > shown else { return }
         cells[cell].rank = rank
@@ -213,6 +228,7 @@ final class Screen {
             if let entered = entryTime[row] { figures.timeToVisibleFromEntry.append(max(0, time - entered) * 1000) }
             if case .some(.some(let started)) = clockStart[row] {
                 figures.timeToVisible.append(max(0, time - started) * 1000)
+                if let networkPath { figures.beyondLatency.append((time - started) * 1000 - Double(latency(networkPath))) }
             } else {
                 // It arrived before the list could have been asked (a cache hit during a fling).
                 figures.timeToVisible.append(0)

@@ -41,4 +41,6 @@ struct Delivery: Sendable {
     /// The item the list says it is for.
     var item: ImageItem
     var content: Content
+    /// Whether the image came from the network (not from a cache).
+    var fromNetwork = false
 }

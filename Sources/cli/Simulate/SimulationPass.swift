@@ -32,7 +32,8 @@ struct SimulationPass {
              decidesBetter: @escaping (ImageItem, Int, NetworkState) -> Bool) async -> Result {
         let start = ContinuousClock.now
         server.beginPass(script: script, start: start)
-        let screen = Screen(items: items, visibleCount: visibleCount, network: script.entries[0].state, start: start)
+        let screen = Screen(items: items, visibleCount: visibleCount, network: script.entries[0].state, start: start,
+                            latency: { [server] path in server.latency(of: path) })
         let list = makeList(screen)
         enum Change { case scroll(Int), gesture(ScrollPlan.Gesture), network(NetworkState) }
         var timeline: [(time: Double, change: Change)] = script.entries.dropFirst().map { ($0.time, .network($0.state)) }

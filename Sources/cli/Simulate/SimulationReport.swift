@@ -91,6 +91,8 @@ struct SimulationReport {
             let entry = Percentiles(pass.screen.timeToVisibleFromEntry)
             lines.append("  time to visible: p50 \(Self.ms(ttv.p50)) ms, p95 \(Self.ms(ttv.p95)) ms, max \(Self.ms(ttv.max)) ms (\(ttv.count) rows; \(pass.screen.leftWithoutImage) left the screen first)")
             lines.append("    from the row's appearance (flings included): p50 \(Self.ms(entry.p50)) ms, p95 \(Self.ms(entry.p95)) ms, max \(Self.ms(entry.max)) ms")
+            let beyond = Percentiles(pass.screen.beyondLatency)
+            lines.append("    beyond the URL's own latency, for \(beyond.count) images from the network: p50 \(Self.ms(beyond.p50)) ms, p95 \(Self.ms(beyond.p95)) ms, max \(Self.ms(beyond.max)) ms")
             if isSDK {
                 for change in pass.screen.changes {
                     lines.append("  at \(Self.ms(change.time)) s the network became \(change.state) while the user was \(change.gesture.rawValue): \(change.expected) rows on screen to upgrade")
@@ -136,6 +138,7 @@ struct SimulationReport {
             ("bytes", Self.bytesJSON(sdk.server)),
             ("timeToVisibleMs", Self.percentilesJSON(ttv)),
             ("timeToVisibleFromEntryMs", Self.percentilesJSON(Percentiles(sdk.screen.timeToVisibleFromEntry))),
+            ("timeToVisibleBeyondLatencyMs", Self.percentilesJSON(Percentiles(sdk.screen.beyondLatency))),
             ("networkChanges", .array(sdk.screen.changes.map { change in
                 .object([("atS", .ms(change.time)), ("state", .string(change.state.description)), ("gesture", .string(change.gesture.rawValue)),
                          ("rowsToUpgrade", .int(change.expected))])
@@ -154,6 +157,7 @@ struct SimulationReport {
             ("bytes", Self.bytesJSON(baseline.server)),
             ("timeToVisibleMs", Self.percentilesJSON(naiveTTV)),
             ("timeToVisibleFromEntryMs", Self.percentilesJSON(Percentiles(baseline.screen.timeToVisibleFromEntry))),
+            ("timeToVisibleBeyondLatencyMs", Self.percentilesJSON(Percentiles(baseline.screen.beyondLatency))),
             ("wrongSlotDeliveries", .int(baseline.screen.wrongSlotDeliveries)),
             ("duplicateTransfers", .int(baseline.server.duplicateTransfers)),
             ("requests", .int(baseline.server.requests)),
