@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(
             name: "FetchTests",
             dependencies: [
-                "Fetch", "Policy", "TestSupport", "FetchTesting", "PolicyTesting",
+                "Fetch", "FetchTesting", "Policy", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]

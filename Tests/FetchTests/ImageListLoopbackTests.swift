@@ -20,10 +20,15 @@ struct ImageListLoopbackTests {
         reachability = FixedReachability(NetworkState(.cellular, isExpensive: true))
     }
 
+    /// A list on the main actor that prefetches nothing (whatever the policy's plan), so that
+    /// each test knows every request it causes.
     func makeList(nearRows: Int = 0) -> ImageList {
         let loader = ImageLoader(policy: .default, reachability: reachability, settings: InMemorySettingsStore(), pipeline: pipeline)
         let events = events
-        return ImageList(loader: loader, nearRows: nearRows) { events.append($0) }
+        return ImageList(loader: loader, nearRows: nearRows, deliveringOn: MainActor.shared,
+                         rules: ListRules(plan: { _, _ in .nothing }, letsRunningLoadsFinish: { _, _ in false })) { event in
+            MainActor.assumeIsolated { events.append(event) }
+        }
     }
 
     /// An item served at /NAME (the original, PNG seed `seed`) and /NAME-t (the thumbnail, seed + 100).

@@ -114,7 +114,8 @@ public final class ImageList: Sendable {
     }
 
     /// Starts following `loader.reachability.stateChanges()` (and `settingsChanges`, if given):
-    /// each change decides the visible and near rows again. Returns at once; `stop()` ends it.
+    /// each change decides the rows again (visible, near and prefetch). Returns at once; `stop()`
+    /// ends it.
     public func start(settingsChanges: AsyncStream<Void>? = nil) {
         let states = loader.reachability.stateChanges()
         var tasks = [Task { [weak self] in
@@ -138,7 +139,7 @@ public final class ImageList: Sendable {
         if stopped { for task in tasks { task.cancel() } }
     }
 
-    /// Decides the rows again for `state`, as a change reported by the reachability would (for
+    /// Decides the rows again for `network`, as a change reported by the reachability would (for
     /// apps that observe changes themselves, and tests). The same state again does nothing.
     public func networkChanged(to network: NetworkState) {
         let changed = state.withLock { state -> Bool in
@@ -156,7 +157,8 @@ public final class ImageList: Sendable {
         refresh()
     }
 
-    /// Cancels every load and stops following changes; nothing more is delivered.
+    /// Cancels every load and stops following changes; nothing more is delivered (once it has
+    /// returned on the delivery actor). A stopped list stays stopped: make a new one to start again.
     public func stop() {
         let (actions, following) = state.withLock { state in
             defer { state.following = [] }

@@ -26,6 +26,9 @@ public struct ImageLoader: Sendable {
     public var settings: any SettingsStore
     /// Loads what was decided; also answers "is it cached?".
     public var pipeline: ImagePipeline
+    /// The priority this loader's loads go to the pipeline at (nil: a new `.visible` one each);
+    /// set on a copy by `load(_:decision:priority:)`.
+    var requestPriority: RequestPriority?
     /// Where decisions made again (a cached variant that proved unreadable) are reported.
     public var logger: Logger
 
@@ -48,12 +51,9 @@ public struct ImageLoader: Sendable {
         try policy.decide(item, network: reachability.currentState, settings: settings, cache: pipeline)
     }
 
-    /// Carries out `decision` with the pipeline (see `ImagePipeline.load(_:decision:priority:)`); a
-    /// "show cached" decision whose variant cannot be read any more is made again first.
-    ///
-    /// `priority` is the load's priority (a new `.visible` one when nil); keep it to change it
-    /// while the load runs, with `setPriority(_:of:)`.
-    public func load(_ item: ImageItem, decision: Decision, priority: RequestPriority? = nil) async -> SlotEvent {
+    /// Carries out `decision` with the pipeline (see `ImagePipeline.load(_:decision:)`); a "show
+    /// cached" decision whose variant cannot be read any more is made again first.
+    public func load(_ item: ImageItem, decision: Decision) async -> SlotEvent {
         var decision = decision
         for _ in 0..<Self.maxRedecisions {
             guard case .showCached(let variant, let url) = decision.action else { break }
@@ -70,13 +70,7 @@ public struct ImageLoader: Sendable {
                 return .decisionFailed(error)
             }
         }
-        return await pipeline.load(item, decision: decision, priority: priority)
-    }
-
-    /// Sets `priority` (given to `load(_:decision:priority:)`) to `value`: the pipeline's shared
-    /// load, and the transport's queue, take it into account at once.
-    public func setPriority(_ value: LoadPriority, of priority: RequestPriority) {
-        pipeline.setPriority(value, of: priority)
+        return await pipeline.load(item, decision: decision, priority: requestPriority)
     }
 }
 

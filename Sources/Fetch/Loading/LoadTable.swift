@@ -11,7 +11,6 @@ import Policy
 ///   for the callers that joined.
 /// - Every waiter is forgotten once resumed, and every load once its task ended (or `purge`
 ///   dropped it): when no call is running, the table is empty.
-///
 /// - A load's `RequestPriority` (what the transport reads) is the most urgent of its waiters'
 ///   priorities, set again each time a waiter joins, leaves or changes its priority
 ///   (`reprioritize`); a load nobody waits for (a prefetch) keeps the priority it was started with.
