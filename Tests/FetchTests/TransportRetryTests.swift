@@ -161,6 +161,21 @@ struct TransportRetryTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aShutdownEndsEveryBackoffAsCancelled() async throws {
+        server.route("/busy", .status(503))
+        server.route("/later", .headers(429, ["Retry-After: 50"]))
+        let tasks = [download("/busy"), download("/later")]
+        await clock.waitForSleepers(2)
+        await transport.shutdown()
+        // The clock never moves: only the shutdown can end the waits.
+        for (task, path) in zip(tasks, ["/busy", "/later"]) {
+            #expect(await failure(of: task) == FetchError(url: url(path), code: .cancelled))
+            #expect(server.hits(path) == 1)
+        }
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func theNetworkReturningRetriesAtOnce() async throws {
         server.route("/flaky", .dynamic { hit in hit == 1 ? .status(503) : .ok(TestImages.png(seed: 9)) })
         let task = download("/flaky")

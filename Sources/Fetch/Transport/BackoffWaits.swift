@@ -1,8 +1,9 @@
 import Locking
 
 /// The downloads waiting out a backoff before their next attempt: each waits on the transport's
-/// clock, and `networkReturned()` ends every wait at once (the network the last attempt lacked is
-/// back). Cancelling the waiting task ends its wait at once too.
+/// clock; `networkReturned()` ends every backoff wait at once (the network the last attempt lacked
+/// is back), but not a wait a server asked for; `close()` (the transport's shutdown) ends every
+/// wait, now and later. Cancelling the waiting task ends its wait at once too.
 ///
 /// A network return counts for every attempt that began before it (`generation`), so that a
 /// return that happens between an attempt's failure and the start of its wait is not missed.
@@ -11,13 +12,15 @@ import Locking
 /// outside the lock.
 final class BackoffWaits: Sendable {
     private enum Slot {
-        case waiting(CheckedContinuation<Void, Never>)
+        /// `network`: whether the network's return ends the wait.
+        case waiting(CheckedContinuation<Void, Never>, network: Bool)
         /// Cancelled before its continuation was stored.
         case cancelled
     }
 
     private struct State {
         var generation = 0
+        var closed = false
         var slots: [Int: Slot] = [:]
         var nextID = 0
     }
@@ -30,11 +33,28 @@ final class BackoffWaits: Sendable {
 
     /// Ends every wait on the network now.
     func networkReturned() {
-        let woken: [CheckedContinuation<Void, Never>] = state.withLock { state in
+        end { state in
             state.generation += 1
+            return true
+        }
+    }
+
+    /// Ends every wait now, and every later one at once: the transport is shutting down.
+    func close() {
+        end { state in
+            state.closed = true
+            return false
+        }
+    }
+
+    /// Applies `change`, which says whether only the waits the network ends are ended, and
+    /// resumes the waits ended, outside the lock.
+    private func end(_ change: (inout State) -> Bool) {
+        let woken: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            let networkOnly = change(&state)
             var woken: [CheckedContinuation<Void, Never>] = []
             for (id, slot) in state.slots {
-                if case .waiting(let continuation) = slot {
+                if case .waiting(let continuation, let network) = slot, network || !networkOnly {
                     woken.append(continuation)
                     state.slots[id] = nil
                 }
@@ -45,23 +65,23 @@ final class BackoffWaits: Sendable {
     }
 
     /// Waits `delay` on `clock`, or until the network returns after `generation` when one is
-    /// given (nil: only the clock ends the wait, as for a server's `Retry-After`). Throws
-    /// `CancellationError` when the task is cancelled, at once.
+    /// given (nil: the network's return does not end the wait, as for a server's `Retry-After`),
+    /// or until `close()`. Throws `CancellationError` when the task is cancelled, at once, and
+    /// when the waits were closed (no attempt may follow a shutdown).
     func wait(_ delay: Duration, on clock: any Clock<Duration>, orNetworkReturnAfter generation: Int?) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await clock.sleep(for: delay) }
-            if let generation {
-                group.addTask { await self.networkReturn(after: generation) }
-            }
+            group.addTask { await self.end(after: generation) }
             defer { group.cancelAll() }
             try await group.next()
         }
         try Task.checkCancellation()
+        if state.withLock({ $0.closed }) { throw CancellationError() }
     }
 
-    /// Returns when the network returns after `generation` (at once if it has), or the task is
-    /// cancelled.
-    private func networkReturn(after generation: Int) async {
+    /// Returns when the network returns after `generation` (if given; at once if it has), when
+    /// the waits are closed, or when the task is cancelled.
+    private func end(after generation: Int?) async {
         let id = state.withLock { state in
             defer { state.nextID += 1 }
             return state.nextID
@@ -69,9 +89,10 @@ final class BackoffWaits: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state -> Bool in
-                    if state.generation > generation { return true }
+                    if state.closed { return true }
+                    if let generation, state.generation > generation { return true }
                     if case .cancelled? = state.slots.removeValue(forKey: id) { return true }
-                    state.slots[id] = .waiting(continuation)
+                    state.slots[id] = .waiting(continuation, network: generation != nil)
                     return false
                 }
                 if now { continuation.resume() }
@@ -80,7 +101,7 @@ final class BackoffWaits: Sendable {
             state.withLock { _ = $0.slots.removeValue(forKey: id) }
         } onCancel: {
             let continuation: CheckedContinuation<Void, Never>? = state.withLock { state in
-                if case .waiting(let continuation)? = state.slots.removeValue(forKey: id) { return continuation }
+                if case .waiting(let continuation, _)? = state.slots.removeValue(forKey: id) { return continuation }
                 state.slots[id] = .cancelled
                 return nil
             }

@@ -73,6 +73,7 @@ public final class CurlTransport: ImageDownloading {
     deinit {
         // Forgotten: stop the thread anyway (it cancels what is left and frees every handle), but
         // nobody can wait for it here.
+        backoff.close()
         let wasRunning = scheduler.requestShutdown(nil) == .wakeThread
         if hooks.assertsShutdownBeforeDeinit {
             assert(!wasRunning, "CurlTransport deinitialised without shutdown(): call `await transport.shutdown()` (or syncShutdown()) when done with it")
@@ -139,7 +140,6 @@ public final class CurlTransport: ImageDownloading {
                 if attempt > 1 { statisticsState.withLock { $0.failedAfterRetries += 1 } }
                 throw FetchError(url: url, code: failure.code, attempts: attempt)
             }
-            statisticsState.withLock { $0.retries += 1 }
             logger.notice("retrying transfer", metadata: [
                 "url": "\(url)", "attempt": "\(attempt + 1) of \(configuration.retry.attempts)",
                 "delay": "\(delay)", "cause": "\(failure.reason)",
@@ -150,6 +150,7 @@ public final class CurlTransport: ImageDownloading {
                 logger.debug("transfer cancelled", metadata: ["url": "\(url)", "stage": "while it waited to retry"])
                 throw FetchError(url: url, code: .cancelled, attempts: attempt)
             }
+            statisticsState.withLock { $0.retries += 1 }
             attempt += 1
         }
     }
@@ -206,12 +207,14 @@ public final class CurlTransport: ImageDownloading {
         scheduler.load
     }
 
-    /// Cancels every transfer (their downloads throw `.cancelled`), stops the transport thread and
+    /// Cancels every transfer (their downloads throw `.cancelled`, also those waiting to retry),
+    /// stops the transport thread and
     /// frees every curl handle; returns when that is done. Downloads asked for afterwards fail as
     /// cancelled at once. Calling it again, or concurrently, is harmless: every call returns once
     /// the transport has stopped.
     public func shutdown() async {
         let scheduler = self.scheduler
+        backoff.close()
         await withCheckedContinuation { continuation in
             scheduler.requestShutdown(.task(continuation))
         }
@@ -222,6 +225,7 @@ public final class CurlTransport: ImageDownloading {
     @available(*, noasync, message: "syncShutdown() blocks the calling thread; use `await shutdown()`", renamed: "shutdown()")
     public func syncShutdown() {
         let signal = ThreadSignal()
+        backoff.close()
         scheduler.requestShutdown(.thread(signal))
         signal.wait()
     }

@@ -71,6 +71,8 @@ struct TransferQueue {
     private(set) var running = 0
     /// Whether nothing new may start (see `CurlTransport.suspend()`).
     var suspended = false
+    /// Priorities read by choices so far: what a choice costs, for tests.
+    private(set) var prioritiesRead = 0
 
     init(maximumConnections: Int, maximumConnectionsPerHost: Int) {
         self.maximumConnections = maximumConnections
@@ -127,6 +129,7 @@ struct TransferQueue {
             candidates.append(Candidate(index: index, priority: waiting.transfer.priority.value,
                                         sequence: waiting.sequence, host: waiting.host))
         }
+        prioritiesRead += candidates.count
         var chosen: [Int] = []
         while running < maximumConnections {
             var best: Int?
