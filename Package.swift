@@ -65,6 +65,9 @@ let package = Package(
                 "Policy",
                 "Fetch",
                 "Decoding",
+                // `simulate`: the server's lock and threads, and the reachability its script drives.
+                "Locking",
+                "PolicyTesting",
                 .target(name: "LinuxNetwork", condition: .when(platforms: [.linux])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

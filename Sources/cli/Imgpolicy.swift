@@ -19,7 +19,8 @@ struct Imgpolicy: AsyncParsableCommand {
             socket or a block device; no usable HOME for a default location that must be written).
             """,
         version: Version.current,
-        subcommands: [Decide.self, SettingsCommand.self, PolicyCommand.self, NetworkCommand.self, CacheCommand.self, StatsCommand.self],
+        subcommands: [Decide.self, SettingsCommand.self, PolicyCommand.self, NetworkCommand.self, CacheCommand.self,
+                      StatsCommand.self, SimulateCommand.self],
         defaultSubcommand: Decide.self
     )
 

@@ -1,0 +1,55 @@
+import Fetch
+import Policy
+
+/// The SDK's side of a simulation: an `ImageList` driven as an app drives it from its table
+/// view, its events handed to the screen as they arrive on the main actor.
+@MainActor
+final class ImageListAdapter: SimulatedList {
+    let name = "ImageList"
+    private let list: ImageList
+
+    init(loader: ImageLoader, screen: Screen) {
+        list = ImageList(loader: loader) { event in screen.deliver(Self.delivery(event)) }
+    }
+
+    var statistics: String? { list.statistics.description }
+
+    func start(items: [ImageItem]) {
+        list.setItems(items)
+        list.start()
+    }
+
+    func setVisibleRows(_ rows: Range<Int>) {
+        list.setVisibleRows(rows)
+    }
+
+    func setGesture(_ gesture: ScrollPlan.Gesture) {
+        switch gesture {
+        case .idle: list.setScrollPhase(.idle)
+        case .dragging: list.setScrollPhase(.dragging)
+        case .flinging: list.setScrollPhase(.flinging)
+        }
+    }
+
+    func stop() async {
+        list.stop()
+    }
+
+    static func delivery(_ event: RowEvent) -> Delivery {
+        let content: Delivery.Content
+        var fromNetwork = false
+        switch event {
+        case .placeholder, .decisionFailed:
+            content = .placeholder
+        case .imageReady(_, _, _, let variant, let image):
+            content = .image(variant, url: image.url, bytes: image.bytes)
+            fromNetwork = image.source == .network
+        case .upgraded(_, _, _, let variant, let image):
+            content = .upgrade(variant, url: image.url, bytes: image.bytes)
+            fromNetwork = image.source == .network
+        case .failed(_, _, _, let error, let fallback):
+            content = .failed(cancelled: error.code == .cancelled, fallback: fallback.map { (.thumbnail, $0.url, $0.bytes) })
+        }
+        return Delivery(target: .row(event.row), item: event.item, content: content, fromNetwork: fromNetwork)
+    }
+}

@@ -1,0 +1,253 @@
+import Policy
+
+/// The app's screen in a simulation: a pool of reused cells showing the visible rows, which
+/// receives what a list delivers and checks each delivery as it arrives (main actor: no lock).
+///
+/// Checks:
+/// - **wrong slot**: an image (or event) for an item other than the one the target cell or row
+///   shows now; an image's bytes are checked too (the server writes its path into every body),
+///   so an image that is not the item's variant counts, whatever the event says.
+/// - **stale** (for lists that address rows): an event after `stop`, a load reported as
+///   cancelled (a superseded load must say nothing), the placeholder over a shown image, an image
+///   of a worse variant than the one shown, or an "upgrade" that is not better.
+/// - **time to visible**: from the row being on screen with the list able to load it (at once
+///   when it appears while idle or dragging; at the end of the fling when it appears during one,
+///   since nothing starts then; at the network's return when it appeared offline) to its first
+///   image. Rows that leave first are counted, not timed.
+/// - **upgrade latency**: from a network change to the better image, for each row on screen then
+///   showing a variant the policy now decides to replace (as the list is asked to).
+@MainActor
+final class Screen {
+    struct Cell {
+        var row: Int?
+        /// 0 nothing or the placeholder, 1 thumbnail, 2 original.
+        var rank = 0
+        /// Whether the cell shows an image of another item (the naive list's bug).
+        var showsWrongImage = false
+    }
+
+    struct Figures: Sendable {
+        var wrongSlotDeliveries = 0
+        var staleDeliveries = 0
+        var upgrades = 0
+        var timeToVisible: [Double] = []
+        /// The same from the moment each row appeared, whatever the gesture or the network.
+        var timeToVisibleFromEntry: [Double] = []
+        /// For first images from the network: time to visible minus the URL's own latency at the
+        /// server (what the client side added: queueing, transfer, delivery; negative when the
+        /// load had started before the row's clock).
+        var beyondLatency: [Double] = []
+        var upgradeLatency: [Double] = []
+        /// Rows that should have been upgraded and were still on screen at the end without it.
+        var notUpgraded = 0
+        /// Rows that left the screen before their expected upgrade.
+        var leftBeforeUpgrade = 0
+        /// Visible episodes that ended without an image (the row scrolled away first).
+        var leftWithoutImage = 0
+        /// Events for rows not on screen (near or prefetched rows): nothing to show.
+        var offscreenEvents = 0
+        var failures = 0
+        /// Distinct rows on screen by network kind.
+        var rowsShown: [String: Set<Int>] = [:]
+        /// Each network change after the first: when, to what, the gesture then, and how many
+        /// rows on screen were expected to be upgraded.
+        var changes: [(time: Double, state: NetworkState, gesture: ScrollPlan.Gesture, expected: Int)] = []
+        /// The first problems, described, for the report (up to 10).
+        var problems: [String] = []
+    }
+
+    let items: [ImageItem]
+    let visibleCount: Int
+    private let start: ContinuousClock.Instant
+    private(set) var figures = Figures()
+    private var cells: [Cell]
+    private var reuseQueue: [Int]
+    private var cellOfRow: [Int: Int] = [:]
+    private(set) var visible: Range<Int> = 0..<0
+    private var gesture = ScrollPlan.Gesture.idle
+    private var network: NetworkState
+    /// When each visible row's clock started; nil while it waits for a fling to end.
+    private var clockStart: [Int: Double?] = [:]
+    private var entryTime: [Int: Double] = [:]
+    private var expectations: [Int: Double] = [:]
+    private var stopped = false
+    /// The server's latency of a path, in milliseconds.
+    private let latency: (String) -> Int
+
+    init(items: [ImageItem], visibleCount: Int, network: NetworkState, start: ContinuousClock.Instant,
+         latency: @escaping (String) -> Int = { _ in 0 }) {
+        self.latency = latency
+        self.items = items
+        self.visibleCount = visibleCount
+        self.network = network
+        self.start = start
+        cells = Array(repeating: Cell(), count: visibleCount)
+        reuseQueue = Array((0..<visibleCount).reversed())
+    }
+
+    /// The cell showing `row`, if it is on screen.
+    func cell(ofRow row: Int) -> Int? { cellOfRow[row] }
+
+    private var now: Double { SimulationServer.seconds(ContinuousClock.now - start) }
+
+    /// Shows rows `first..<first + visibleCount`: rows leaving give their cells back, rows
+    /// appearing take one (the last given back first, as UIKit's reuse queue does), blank.
+    func scroll(toFirst first: Int) -> Range<Int> {
+        let rows = first..<min(items.count, first + visibleCount)
+        for row in visible where !rows.contains(row) {
+            guard let cell = cellOfRow.removeValue(forKey: row) else { continue }
+            if cells[cell].rank < 1 { figures.leftWithoutImage += 1 }
+            if expectations.removeValue(forKey: row) != nil { figures.leftBeforeUpgrade += 1 }
+            clockStart[row] = nil
+            entryTime[row] = nil
+            cells[cell] = Cell()
+            reuseQueue.append(cell)
+        }
+        for row in rows where cellOfRow[row] == nil {
+            guard let cell = reuseQueue.popLast() else { continue }
+            cellOfRow[row] = cell
+            cells[cell] = Cell(row: row)
+            clockStart[row] = gesture == .flinging || network.kind == .offline ? .some(nil) : .some(now)
+            entryTime[row] = now
+        }
+        visible = rows
+        figures.rowsShown[network.kind.rawValue, default: []].formUnion(rows)
+        return rows
+    }
+
+    /// The gesture changed: at the end of a fling, the rows waiting for it start their clocks.
+    func gestureChanged(to newGesture: ScrollPlan.Gesture) {
+        gesture = newGesture
+        if newGesture != .flinging { startWaitingClocks() }
+    }
+
+    /// The network changed: rows without an image start their clocks again (they could not load
+    /// offline), and rows whose shown variant `decidesBetter` says the policy now replaces are
+    /// expected to be upgraded from now.
+    func networkChanged(to state: NetworkState, decidesBetter: (ImageItem, _ shownRank: Int) -> Bool) {
+        network = state
+        let time = now
+        figures.rowsShown[state.kind.rawValue, default: []].formUnion(visible)
+        expectations = [:]
+        for row in visible {
+            guard let cell = cellOfRow[row] else { continue }
+            if cells[cell].rank < 1 {
+                // Offline it cannot load: its clock waits for the network to come back.
+                if state.kind == .offline { clockStart[row] = .some(nil) }
+            } else if decidesBetter(items[row], cells[cell].rank) {
+                expectations[row] = time
+            }
+        }
+        figures.changes.append((time, state, gesture, expectations.count))
+        if state.kind != .offline && gesture != .flinging { startWaitingClocks() }
+    }
+
+    private func startWaitingClocks() {
+        guard network.kind != .offline else { return }
+        let time = now
+        for row in visible where clockStart[row] == .some(nil) { clockStart[row] = .some(time) }
+    }
+
+    /// Nothing more may be delivered: counts the expected upgrades that did not come.
+    func stop() {
+        stopped = true
+        figures.notUpgraded += expectations.count
+        expectations = [:]
+    }
+
+    /// Receives and checks one delivery.
+    func deliver(_ delivery: Delivery) {
+        switch delivery.target {
+        case .cell(let cell): deliverToCell(cell, delivery)
+        case .row(let row): deliverToRow(row, delivery)
+        }
+    }
+
+    private func deliverToRow(_ row: Int, _ delivery: Delivery) {
+        if stopped { return problem(stale: true, "row \(row): an event after the list was stopped") }
+        guard row >= 0, row < items.count, delivery.item == items[row] else {
+            return problem(stale: false, "row \(row): an event for item \(delivery.item.id ?? "?") while the row shows \(row < items.count && row >= 0 ? items[row].id ?? "?" : "nothing")")
+        }
+        let image: (rank: Int, upgrade: Bool)?
+        switch delivery.content {
+        case .placeholder:
+            image = nil
+        case .image(let variant, let url, let bytes), .upgrade(let variant, let url, let bytes):
+            guard matches(delivery.item, variant, url, bytes) else {
+                return problem(stale: false, "row \(row): image bytes of \(SimulationServer.path(in: bytes) ?? "something else") for \(url)")
+            }
+            if case .upgrade = delivery.content { image = (Self.rank(variant), true) } else { image = (Self.rank(variant), false) }
+        case .failed(let cancelled, let fallback):
+            figures.failures += 1
+            if cancelled { return problem(stale: true, "row \(row): a cancelled load was reported") }
+            guard let (variant, url, bytes) = fallback else { return }
+            guard matches(delivery.item, variant, url, bytes) else {
+                return problem(stale: false, "row \(row): a fallback of \(SimulationServer.path(in: bytes) ?? "something else") for \(url)")
+            }
+            image = (Self.rank(variant), false)
+        }
+        guard let cell = cellOfRow[row] else {
+            figures.offscreenEvents += 1
+            return
+        }
+        let shown = cells[cell].rank
+        guard let (rank, isUpgrade) = image else {
+            if shown > 0 { problem(stale: true, "row \(row): the placeholder over a shown image") }
+            return
+        }
+        if rank < shown || (isUpgrade && rank == shown) {
+            return problem(stale: true, "row \(row): \(isUpgrade ? "an upgrade to" : "an image of") rank \(rank) over rank \(shown)")
+        }
+        show(rank, in: cell, row: row, networkPath: delivery.fromNetwork ? Self.path(of: delivery.content) : nil)
+    }
+
+    private func deliverToCell(_ cell: Int, _ delivery: Delivery) {
+        guard cell < cells.count, case .image(let variant, let url, let bytes) = delivery.content else { return }
+        guard let row = cells[cell].row, delivery.item == items[row], matches(items[row], variant, url, bytes) else {
+            figures.wrongSlotDeliveries += 1
+            cells[cell].showsWrongImage = true
+            return
+        }
+        cells[cell].showsWrongImage = false
+        show(Self.rank(variant), in: cell, row: row, networkPath: delivery.fromNetwork ? SimulationServer.path(in: bytes) : nil)
+    }
+
+    private static func path(of content: Delivery.Content) -> String? {
+        switch content {
+        case .image(_, _, let bytes), .upgrade(_, _, let bytes): return SimulationServer.path(in: bytes)
+        case .placeholder, .failed: return nil
+        }
+    }
+
+    private func show(_ rank: Int, in cell: Int, row: Int, networkPath: String?) {
+        let shown = cells[cell].rank
+        guard rank > shown else { return }
+        cells[cell].rank = rank
+        let time = now
+        if shown == 0 {
+            if let entered = entryTime[row] { figures.timeToVisibleFromEntry.append(max(0, time - entered) * 1000) }
+            if case .some(.some(let started)) = clockStart[row] {
+                figures.timeToVisible.append(max(0, time - started) * 1000)
+                if let networkPath { figures.beyondLatency.append((time - started) * 1000 - Double(latency(networkPath))) }
+            } else {
+                // It arrived before the list could have been asked (a cache hit during a fling).
+                figures.timeToVisible.append(0)
+            }
+        } else {
+            figures.upgrades += 1
+            if let changed = expectations.removeValue(forKey: row) { figures.upgradeLatency.append((time - changed) * 1000) }
+        }
+    }
+
+    private func matches(_ item: ImageItem, _ variant: Variant, _ url: ImageURL, _ bytes: [UInt8]) -> Bool {
+        guard item.url(of: variant) == url, let path = SimulationServer.path(in: bytes) else { return false }
+        return url.absoluteString.hasSuffix(path) && path.hasPrefix(variant == .original ? "/o/" : "/t/")
+    }
+
+    private func problem(stale: Bool, _ text: String) {
+        if stale { figures.staleDeliveries += 1 } else { figures.wrongSlotDeliveries += 1 }
+        if figures.problems.count < 10 { figures.problems.append((stale ? "stale: " : "wrong slot: ") + text) }
+    }
+
+    static func rank(_ variant: Variant) -> Int { variant == .original ? 2 : 1 }
+}

@@ -1,0 +1,186 @@
+import ArgumentParser
+import Fetch
+import Foundation
+import Policy
+import PolicyTesting
+
+/// `imgpolicy simulate`: a list scrolled on a changing network against a server of its own, the
+/// SDK's list against the naive baseline, with the issue's goals checked (docs/simulate.md).
+struct SimulateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Scroll a list on a scripted network against a local server: the SDK against a naive list.",
+        discussion: """
+            Starts an HTTP server on 127.0.0.1 (--latency per URL, bodies of the given sizes), \
+            scrolls N items through reused cells (reading pauses, drags and flings averaging \
+            --rows-per-second), first with the SDK's list over a fresh temporary cache (removed at \
+            the end), then with a naive list (every visible row downloads its original; nothing \
+            cancelled, coalesced or cached), following --network-script. The user's settings and \
+            cache are not used. Exit status: 0; 1 the SDK delivered an image to the wrong cell or a \
+            stale event, or transferred a URL twice; 64 usage error (a bad --latency, \
+            --network-script, size, count or seed, an unknown policy, --set of a setting the \
+            policy does not declare); 65 a bad policy file; 66 a policy file that cannot be read; \
+            74 the server or the temporary cache could not be set up.
+            """
+    )
+
+    @Option(help: ArgumentHelp("How many items the list holds (1–100000).", valueName: "n"))
+    var items = 200
+
+    @Option(help: ArgumentHelp("How many rows are on screen at once (1–100).", valueName: "v"))
+    var visible = 10
+
+    @Option(name: .customLong("rows-per-second"), help: ArgumentHelp("The user's average scrolling speed (0.1–10000).", valueName: "r"))
+    var rowsPerSecond = 20.0
+
+    @Option(help: ArgumentHelp("The server's delay before each response, drawn per URL (ms).", valueName: "min-max"))
+    var latency = "20-80"
+
+    @Option(name: .customLong("original-bytes"), help: ArgumentHelp("The size of each original (64–16000000).", valueName: "bytes"))
+    var originalBytes = 200_000
+
+    @Option(name: .customLong("thumbnail-bytes"), help: ArgumentHelp("The size of each thumbnail (64–16000000).", valueName: "bytes"))
+    var thumbnailBytes = 20_000
+
+    @Option(name: .customLong("network-script"),
+            help: ArgumentHelp("Network states and when they start, as IMGPOLICY_NETWORK writes them: cellular@0s,wifi@10s,offline@20s.", valueName: "state@time,…"))
+    var networkScript = "cellular@0s,wifi@10s"
+
+    @Option(help: ArgumentHelp("A bundled policy's name or a policy file.", valueName: "name|file"))
+    var policy = "default"
+
+    @Option(name: .customLong("set"), help: ArgumentHelp("A setting for the run (the policy must declare it).", valueName: "key=value"))
+    var overrides: [String] = []
+
+    @Option(help: ArgumentHelp("The seed of the scroll gestures and the latencies (0–18446744073709551615).", valueName: "s"))
+    var seed = "1"
+
+    @Flag(help: "One JSON object instead of the report.")
+    var json = false
+
+    /// The options, checked: one line naming the flag for each mistake (exit 64).
+    struct Checked {
+        var latency: LatencyRange
+        var script: NetworkScript
+        var seed: UInt64
+    }
+
+    func checked() throws -> Checked {
+        func usage(_ text: String) -> CommandFailure { CommandFailure.usage(text) }
+        guard (1...100_000).contains(items) else { throw usage("--items \(items): expected a count from 1 to 100000") }
+        guard (1...100).contains(visible) else { throw usage("--visible \(visible): expected a count from 1 to 100") }
+        guard rowsPerSecond.isFinite, rowsPerSecond >= 0.1, rowsPerSecond <= 10_000 else {
+            throw usage("--rows-per-second \(rowsPerSecond): expected a speed from 0.1 to 10000")
+        }
+        for (flag, value) in [("--original-bytes", originalBytes), ("--thumbnail-bytes", thumbnailBytes)]
+        where !(SimulationServer.smallestBody...16_000_000).contains(value) {
+            throw usage("\(flag) \(value): expected a size from \(SimulationServer.smallestBody) to 16000000 bytes")
+        }
+        guard let latency = LatencyRange(parsing: latency) else {
+            throw usage("--latency \(TerminalText.escaped(latency)): expected MIN-MAX in milliseconds (e.g. 20-80), MIN ≤ MAX ≤ \(LatencyRange.limit)")
+        }
+        let script: NetworkScript
+        do {
+            script = try NetworkScript(parsing: networkScript)
+        } catch {
+            throw usage("--network-script \(TerminalText.escaped(networkScript)): \(error.description)")
+        }
+        guard let seed = UInt64(seed) else { throw usage("--seed \(TerminalText.escaped(seed)): expected a whole number from 0 to 18446744073709551615") }
+        return Checked(latency: latency, script: script, seed: seed)
+    }
+
+    /// The policy's settings with their declared defaults and the `--set` values.
+    static func settings(_ overrides: [String], for policy: ImagePolicy) throws -> [String: SettingValue] {
+        var values: [String: SettingValue] = [:]
+        for declaration in policy.settings { values[declaration.key] = .bool(declaration.defaultValue) }
+        for text in overrides {
+            let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2 else { throw CommandFailure.usage("--set \(TerminalText.escaped(text)): expected key=value") }
+            let key = String(parts[0])
+            guard policy.settingPosition(key) != nil else {
+                let known = policy.settings.map(\.key).joined(separator: ", ")
+                throw CommandFailure.usage("--set \(TerminalText.escaped(text)): the policy \"\(policy.name)\" reads no setting \"\(key)\" (it reads: \(known.isEmpty ? "none" : known))")
+            }
+            guard let value = SettingValue.parseBool(String(parts[1])) else {
+                throw CommandFailure.usage("--set \(TerminalText.escaped(text)): \"\(parts[1])\" is not a boolean (true/false, yes/no, on/off, 1/0)")
+            }
+            values[key] = .bool(value)
+        }
+        return values
+    }
+
+    func run() async throws {
+        let options = try checked()
+        let policy = try PolicyLocator.load(self.policy)
+        let settings = try Self.settings(overrides, for: policy)
+        let server: SimulationServer
+        do {
+            server = try SimulationServer(.init(items: items, originalBytes: originalBytes, thumbnailBytes: thumbnailBytes,
+                                                latency: options.latency, seed: options.seed))
+        } catch {
+            throw CommandFailure(error.description, status: .ioError)
+        }
+        defer { server.stop() }
+        let itemList = (0..<items).compactMap { server.item(row: $0) }
+        let plan = ScrollPlan.make(items: items, visible: visible, rowsPerSecond: rowsPerSecond, seed: options.seed)
+        // Long enough after the last step for the slowest load to arrive and be checked.
+        let endTime = max(plan.duration, options.script.lastChange) + 0.5 + 4 * Double(options.latency.maximum) / 1000
+        let pass = SimulationPass(plan: plan, script: options.script, server: server, endTime: endTime)
+
+        let sdk = try await runSDK(pass: pass, items: itemList, policy: policy, settings: settings)
+        let baseline = await runBaseline(pass: pass, items: itemList)
+        server.stop()
+
+        let report = SimulationReport(
+            setup: .init(items: items, visible: visible, rowsPerSecond: rowsPerSecond, latency: options.latency,
+                         originalBytes: originalBytes, thumbnailBytes: thumbnailBytes, script: options.script,
+                         policy: policy.name, seed: options.seed, plan: plan, latencyDigest: server.latencyDigest),
+            sdk: sdk, baseline: baseline)
+        let output = json ? JSONWriter.compactText(of: report.json) + "\n" : report.text
+        FileHandle.standardOutput.write(Data(output.utf8))
+        if report.failed {
+            throw CommandFailure("the SDK's list made \(sdk.screen.wrongSlotDeliveries) wrong-slot and \(sdk.screen.staleDeliveries) stale deliveries and \(sdk.server.duplicateTransfers) duplicate transfers",
+                                 status: .notSet)
+        }
+    }
+
+    /// The SDK pass: the list over a loader, a pipeline and a libcurl transport, with a fresh
+    /// disk cache in a temporary folder removed afterwards.
+    @MainActor
+    private func runSDK(pass: SimulationPass, items: [ImageItem], policy: ImagePolicy,
+                        settings: [String: SettingValue]) async throws -> SimulationPass.Result {
+        let folder = try TemporaryCacheFolder()
+        defer { folder.remove() }
+        let disk: DiskCache
+        do {
+            disk = try DiskCache(folder: folder.path)
+        } catch {
+            throw CommandFailure("cannot open the simulation's cache in \(folder.path): \(error)", status: .ioError)
+        }
+        let reachability = DrivenReachability(pass.script.entries[0].state)
+        let transport = CurlTransport()
+        let pipeline = ImagePipeline(downloader: transport, disk: disk, diskWrites: .waitWhenFull)
+        let store = InMemorySettingsStore(settings)
+        let loader = ImageLoader(policy: policy, reachability: reachability, settings: store, pipeline: pipeline)
+        let result = await pass.run(items: items, visibleCount: visible, makeList: { ImageListAdapter(loader: loader, screen: $0) },
+                                    networkChanged: { reachability.set($0) },
+                                    decidesBetter: { item, shownRank, state in
+                                        guard let decision = try? policy.decide(item, network: state, settings: store, cache: pipeline),
+                                              let variant = decision.variant else { return false }
+                                        return Screen.rank(variant) > shownRank
+                                    })
+        await pipeline.flush()
+        await transport.shutdown()
+        return result
+    }
+
+    /// The baseline pass: plain downloads with a transport of its own, no cache.
+    @MainActor
+    private func runBaseline(pass: SimulationPass, items: [ImageItem]) async -> SimulationPass.Result {
+        let transport = CurlTransport()
+        let result = await pass.run(items: items, visibleCount: visible, makeList: { NaiveList(transport: transport, screen: $0) },
+                                    networkChanged: { _ in }, decidesBetter: { _, _, _ in false })
+        await transport.shutdown()
+        return result
+    }
+}

@@ -1,0 +1,46 @@
+import Policy
+
+/// What a simulation drives: the SDK's list (through an adapter) or the naive baseline. Every
+/// call is made on the main actor, where deliveries are also made (to `Screen`).
+@MainActor
+protocol SimulatedList: AnyObject {
+    /// A short name for the report (`ImageList`, `naive`).
+    var name: String { get }
+    /// Starts the list over `items`, following the network from now on.
+    func start(items: [ImageItem])
+    /// The rows on screen now; `screen` has bound them to cells already.
+    func setVisibleRows(_ rows: Range<Int>)
+    /// The user's gesture changed.
+    func setGesture(_ gesture: ScrollPlan.Gesture)
+    /// Stops: nothing more may be delivered after this returns.
+    func stop() async
+    /// The list's own counters, for the report (nil: none).
+    var statistics: String? { get }
+}
+
+/// What a list delivers to the screen.
+struct Delivery: Sendable {
+    /// Where the list sends it: to a row (the SDK) or to the cell it captured (the naive list).
+    enum Target: Sendable, Equatable {
+        case row(Int)
+        case cell(Int)
+    }
+
+    enum Content: Sendable {
+        /// The placeholder (nothing to load, or nothing cached offline).
+        case placeholder
+        /// An image: the first for the row.
+        case image(Variant, url: ImageURL, bytes: [UInt8])
+        /// A better image replacing the shown one.
+        case upgrade(Variant, url: ImageURL, bytes: [UInt8])
+        /// The load failed: whether it was reported as cancelled, and the fallback if any.
+        case failed(cancelled: Bool, fallback: (Variant, url: ImageURL, bytes: [UInt8])?)
+    }
+
+    var target: Target
+    /// The item the list says it is for.
+    var item: ImageItem
+    var content: Content
+    /// Whether the image came from the network (not from a cache).
+    var fromNetwork = false
+}

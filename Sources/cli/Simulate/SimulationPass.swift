@@ -1,0 +1,72 @@
+import Foundation
+import Policy
+
+/// One pass of a simulation: the scroll plan and the network script played in real time against
+/// a list, on the main actor, with a screen checking every delivery and the server counting
+/// transfers.
+@MainActor
+struct SimulationPass {
+    /// What a pass measured.
+    struct Result: Sendable {
+        var list: String
+        var screen: Screen.Figures
+        var server: SimulationServer.Figures
+        /// How late the driver applied a step at worst (a busy main actor), in milliseconds.
+        var lateByMs: Double
+        var durationMs: Double
+        /// The list's own counters.
+        var listStatistics: String?
+    }
+
+    let plan: ScrollPlan
+    let script: NetworkScript
+    let server: SimulationServer
+    /// When the pass ends: the last step and a settling time after it.
+    let endTime: Double
+
+    /// Plays the pass. `networkChanged` is called at each change of the script after the first
+    /// (to drive the list's reachability); `decidesBetter` tells whether the policy replaces a
+    /// shown variant of an item in a state.
+    func run(items: [ImageItem], visibleCount: Int, makeList: (Screen) -> SimulatedList,
+             networkChanged: (NetworkState) -> Void,
+             decidesBetter: @escaping (ImageItem, Int, NetworkState) -> Bool) async -> Result {
+        let start = ContinuousClock.now
+        server.beginPass(script: script, start: start)
+        let screen = Screen(items: items, visibleCount: visibleCount, network: script.entries[0].state, start: start,
+                            latency: { [server] path in server.latency(of: path) })
+        let list = makeList(screen)
+        enum Change { case scroll(Int), gesture(ScrollPlan.Gesture), network(NetworkState) }
+        var timeline: [(time: Double, change: Change)] = script.entries.dropFirst().map { ($0.time, .network($0.state)) }
+        for step in plan.steps {
+            if let row = step.firstRow { timeline.append((step.time, .scroll(row))) }
+            if let gesture = step.gesture { timeline.append((step.time, .gesture(gesture))) }
+        }
+        // Stable: at equal times the network changes first, then the plan in its order.
+        timeline = timeline.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+        list.start(items: items)
+        var lateBy = 0.0
+        for (time, change) in timeline {
+            let due = start + .milliseconds(Int64((time * 1000).rounded()))
+            try? await Task.sleep(until: due, clock: .continuous)
+            lateBy = max(lateBy, SimulationServer.seconds(ContinuousClock.now - due) * 1000)
+            switch change {
+            case .scroll(let first):
+                list.setVisibleRows(screen.scroll(toFirst: first))
+            case .gesture(let gesture):
+                screen.gestureChanged(to: gesture)
+                list.setGesture(gesture)
+            case .network(let state):
+                screen.networkChanged(to: state) { item, rank in decidesBetter(item, rank, state) }
+                networkChanged(state)
+            }
+        }
+        try? await Task.sleep(until: start + .milliseconds(Int64((endTime * 1000).rounded())), clock: .continuous)
+        await list.stop()
+        // The list promised silence: whatever still reaches the screen now is counted as stale.
+        screen.stop()
+        try? await Task.sleep(for: .milliseconds(100))
+        let duration = SimulationServer.seconds(ContinuousClock.now - start) * 1000
+        return Result(list: list.name, screen: screen.figures, server: server.figures, lateByMs: lateBy, durationMs: duration,
+                      listStatistics: list.statistics)
+    }
+}

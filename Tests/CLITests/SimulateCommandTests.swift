@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `imgpolicy simulate` as a process: small runs (60 items, a fast scroll, a short script)
+/// against its own loopback server.
+struct SimulateCommandTests {
+    let cli = CLIRunner()
+
+    /// A small, fast run: about two seconds per pass.
+    static func arguments(script: String, seed: String = "1", extra: [String] = []) -> [String] {
+        ["simulate", "--items", "60", "--visible", "8", "--rows-per-second", "40", "--latency", "5-25",
+         "--original-bytes", "30000", "--thumbnail-bytes", "3000", "--network-script", script, "--seed", seed, "--json"] + extra
+    }
+
+    func runJSON(_ arguments: [String]) async throws -> (status: Int32, object: [String: Any]) {
+        let result = try await cli.run(arguments)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+                                  "stdout: \(result.stdout) stderr: \(result.stderr)")
+        #expect(result.stdout.split(separator: "\n").count == 1, "one JSON object on one line")
+        return (result.status, object)
+    }
+
+    static func bytes(_ object: [String: Any], _ kind: String, _ variant: String) -> Int {
+        let byNetwork = (object["bytes"] as? [String: Any])?["byNetwork"] as? [String: Any]
+        return ((byNetwork?[kind] as? [String: Any])?[variant] as? Int) ?? 0
+    }
+
+    @Test func jsonHasEveryKeyAndTheListMakesNoWrongStaleOrDuplicateDelivery() async throws {
+        let (status, object) = try await runJSON(Self.arguments(script: "cellular@0s,wifi@1s"))
+        #expect(status == 0, "\(object["problems"] ?? "")")
+        for key in ["wrongSlotDeliveries", "duplicateTransfers", "staleDeliveries", "upgrades", "bytes", "timeToVisibleMs",
+                    "upgradeLatencyMs", "baseline", "goals", "setup"] {
+            #expect(object[key] != nil, "missing \(key)")
+        }
+        #expect(object["list"] as? String == "ImageList")
+        #expect(object["wrongSlotDeliveries"] as? Int == 0)
+        #expect(object["staleDeliveries"] as? Int == 0)
+        #expect(object["duplicateTransfers"] as? Int == 0)
+        let ttv = try #require(object["timeToVisibleMs"] as? [String: Any])
+        for key in ["p50", "p95", "max"] { #expect(ttv[key] is NSNumber, "timeToVisibleMs.\(key)") }
+        #expect((ttv["count"] as? Int ?? 0) > 0)
+        let upgrade = try #require(object["upgradeLatencyMs"] as? [String: Any])
+        #expect(upgrade["p50"] is NSNumber && upgrade["max"] is NSNumber)
+        let total = try #require((object["bytes"] as? [String: Any])?["total"] as? Int)
+        #expect(total == ["cellular", "wifi"].flatMap { kind in ["original", "thumbnail"].map { Self.bytes(object, kind, $0) } }.reduce(0, +))
+        // The default policy loads no original on cellular; the naive list loads nothing else.
+        #expect(Self.bytes(object, "cellular", "original") == 0)
+        #expect(Self.bytes(object, "cellular", "thumbnail") > 0)
+        let baseline = try #require(object["baseline"] as? [String: Any])
+        #expect(baseline["timeToVisibleMs"] is [String: Any])
+        #expect(Self.bytes(baseline, "cellular", "original") > Self.bytes(object, "cellular", "thumbnail"))
+        #expect(Self.bytes(baseline, "cellular", "thumbnail") == 0)
+        let goals = try #require(object["goals"] as? [[String: Any]])
+        #expect(goals.count == 5)
+        #expect(goals.first?["met"] as? Bool == true)
+    }
+
+    @Test func theReadableReportChecksTheGoals() async throws {
+        var arguments = Self.arguments(script: "cellular@0s,wifi@1s")
+        arguments.removeLast()   // --json
+        let result = try await cli.run(arguments)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("SDK (ImageList):"))
+        #expect(result.stdout.contains("baseline (naive"))
+        #expect(result.stdout.contains("no wrong-slot, stale or duplicate: 0 wrong-slot, 0 stale, 0 duplicate"))
+        #expect(result.stdout.contains("≥ 80 % fewer bytes than the baseline on cellular"))
+    }
+
+    @Test func offlineInTheMiddleStopsTheNetworkAndDeliversNothingWrong() async throws {
+        let (status, object) = try await runJSON(Self.arguments(script: "cellular@0s,offline@600ms,wifi@1400ms"))
+        #expect(status == 0, "\(object["problems"] ?? "")")
+        #expect(object["wrongSlotDeliveries"] as? Int == 0 && object["staleDeliveries"] as? Int == 0 && object["duplicateTransfers"] as? Int == 0)
+        // The list asks nothing of the network while offline (the server drops and counts such requests).
+        #expect(object["offlineRequests"] as? Int == 0)
+        let shown = try #require(object["rowsShown"] as? [String: Any])
+        #expect((shown["offline"] as? Int ?? 0) > 0, "rows were on screen while offline")
+    }
+
+    @Test func whatTheSeedDecidesIsTheSameForTheSameSeed() async throws {
+        let script = "wifi@0s"
+        let first = try await runJSON(Self.arguments(script: script, seed: "7")).object
+        let again = try await runJSON(Self.arguments(script: script, seed: "7")).object
+        let other = try await runJSON(Self.arguments(script: script, seed: "8")).object
+        func decided(_ object: [String: Any]) -> [String?] {
+            let setup = object["setup"] as? [String: Any]
+            return [(setup?["plan"] as? [String: Any])?["digest"] as? String, setup?["latencyDigest"] as? String]
+        }
+        #expect(decided(first).allSatisfy { $0 != nil })
+        #expect(decided(first) == decided(again))
+        #expect(decided(first)[0] != decided(other)[0] && decided(first)[1] != decided(other)[1])
+    }
+
+    static let usageErrors: [([String], String)] = [
+        (["--latency", "80-20"], "--latency 80-20:"),
+        (["--latency", "fast"], "--latency fast:"),
+        (["--latency", "20-99999"], "--latency 20-99999:"),
+        (["--network-script", "wifi"], "--network-script wifi: \"wifi\": every entry needs a time"),
+        (["--network-script", "wifi@5s"], "the first entry must be at 0s"),
+        (["--network-script", "cellular@0s,wifi@0s"], "times must increase"),
+        (["--network-script", "moon@0s"], "\"moon\" is not a network state"),
+        (["--network-script", "wifi@0s,cellular@soon"], "\"soon\" is not a time"),
+        (["--policy", "no-such-policy"], "no policy named \"no-such-policy\""),
+        (["--set", "noSuchSetting=true"], "--set noSuchSetting=true: the policy \"default\" reads no setting \"noSuchSetting\""),
+        (["--set", "alwaysDownloadOriginalImage=maybe"], "is not a boolean"),
+        (["--items", "0"], "--items 0:"),
+        (["--original-bytes", "10"], "--original-bytes 10:"),
+        (["--seed=-1"], "--seed -1:"), (["--seed", "18446744073709551616"], "--seed 18446744073709551616:"),
+    ]
+
+    @Test(arguments: usageErrors)
+    func aUsageErrorIsOneLineNamingTheFlag(_ arguments: [String], _ message: String) async throws {
+        let result = try await cli.run(["simulate"] + arguments)
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("imgpolicy: "), "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+}
