@@ -175,6 +175,21 @@ struct ImageListScenarioTests {
         #expect(h.list.statistics.loadsCancelled == 2)
     }
 
+    /// Back online after offline (or a captive portal): transfers waiting in a retry backoff are
+    /// told to go now; other changes do not tell them.
+    @Test func backOnlineTellsTheDownloaderOnce() async {
+        let h = ListHarness(network: Self.wifi, nearRows: 0)
+        h.list.setItems(h.items)
+        h.list.networkChanged(to: Self.cellular)
+        h.list.networkChanged(to: .offline)
+        #expect(h.scripted.networkReturnCount == 0)
+        h.list.networkChanged(to: Self.wifi)
+        #expect(h.scripted.networkReturnCount == 1)
+        h.list.networkChanged(to: NetworkState(.wifi, isCaptive: true))
+        h.list.networkChanged(to: Self.wifi)
+        #expect(h.scripted.networkReturnCount == 2)
+    }
+
     // MARK: - Prefetch
 
     struct PrefetchCase: Sendable, CustomStringConvertible {

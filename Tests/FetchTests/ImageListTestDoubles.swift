@@ -4,13 +4,10 @@ import Foundation
 import Policy
 import TestSupport
 
-/// A downloader that keeps the `RequestPriority` of each request (the object the transport reads)
-/// and answers through a `ScriptedDownloader`.
-final class PriorityRecordingDownloader: ImageDownloading, @unchecked Sendable {
+/// The scripted downloader as the list sees it: priorities and "network returned" go to the
+/// `ScriptedDownloader`, which records them.
+final class PriorityRecordingDownloader: ImageDownloading {
     let scripted: ScriptedDownloader
-    // Guards `priorities`.
-    private let lock = NSLock()
-    private var priorities: [ImageURL: RequestPriority] = [:]
 
     init(_ scripted: ScriptedDownloader) { self.scripted = scripted }
 
@@ -19,13 +16,14 @@ final class PriorityRecordingDownloader: ImageDownloading, @unchecked Sendable {
     }
 
     func download(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> [UInt8] {
-        lock.withLock { priorities[url] = priority }
-        return try await scripted.download(url)
+        try await scripted.download(url, priority: priority)
     }
+
+    func networkReturned() { scripted.networkReturned() }
 
     /// The priority the downloader reads now for the last request of `url`.
     func priority(of url: ImageURL) -> LoadPriority? {
-        lock.withLock { priorities[url] }?.value
+        scripted.priority(of: url)
     }
 }
 

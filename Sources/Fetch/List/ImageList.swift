@@ -142,12 +142,15 @@ public final class ImageList: Sendable {
     /// Decides the rows again for `network`, as a change reported by the reachability would (for
     /// apps that observe changes themselves, and tests). The same state again does nothing.
     public func networkChanged(to network: NetworkState) {
-        let changed = state.withLock { state -> Bool in
-            guard state.rows.network != network, !state.rows.isStopped else { return false }
+        let (changed, returned) = state.withLock { state -> (Bool, Bool) in
+            guard state.rows.network != network, !state.rows.isStopped else { return (false, false) }
+            let wasOffline = state.rows.network.kind == .offline || state.rows.network.isCaptive
             state.rows.network = network
             state.rows.redecide()
-            return true
+            return (true, wasOffline && network.kind != .offline && !network.isCaptive)
         }
+        // Transfers waiting to retry after a failure go now rather than at the end of their backoff.
+        if returned { loader.pipeline.downloader.networkReturned() }
         if changed { refresh() }
     }
 
