@@ -94,7 +94,10 @@ struct ImageListLoopbackTests {
         #expect(await waitUntil { pipeline.bookkeeping == (0, 0) && got(1, "imageReady original", bytes: TestImages.png(seed: 52)) })
         #expect(events.values.filter { $0.row == 0 }.allSatisfy { $0.item == fast || $0.summary == "placeholder" })
         #expect(server.hits("/slow") == (reuse == .whileTheServerHoldsIt ? 1 : 0))
-        #expect(list.statistics.staleDropped == 0)
+        // `staleDropped` is not checked: a placeholder for the new item may be overtaken on the
+        // delivery actor by the load that replaced it when scrolling settled (a drop the list is
+        // right to make, counted or not depending on timing). What matters is checked above:
+        // nothing of the old item reached row 0.
         list.stop()
     }
 
