@@ -73,10 +73,11 @@ struct Decide: AsyncParsableCommand {
         if output != nil && !fetch { throw ValidationError("--output needs --fetch") }
     }
 
-    /// `--throughput`, checked: a finite number of bytes per second from 0 to 10^15.
+    /// `--throughput`, checked: a decimal number of bytes per second from 0 to 10^15.
     private func estimate() throws -> LinkEstimate? {
         guard let throughput else { return nil }
-        guard let bytes = Double(throughput), bytes.isFinite, bytes >= 0, bytes <= 1e15 else {
+        // Decimal only: Double("0x10") would read hexadecimal, Double("nan") and Double("inf") are refused below.
+        guard throughput.allSatisfy({ "0123456789.eE+-".contains($0) }), let bytes = Double(throughput), bytes.isFinite, bytes >= 0, bytes <= 1e15 else {
             throw CommandFailure.usage("--throughput \(TerminalText.escaped(String(throughput.prefix(40)))): expected a number of bytes per second from 0 to 1000000000000000")
         }
         return LinkEstimate(bytesPerSecond: bytes)
