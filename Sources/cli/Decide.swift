@@ -36,6 +36,10 @@ struct Decide: AsyncParsableCommand {
     @Flag(help: "The link is behind a captive portal or has no internet (a policy that does not test it sees offline).")
     var captive = false
 
+    @Option(help: ArgumentHelp("The measured throughput of the link, in bytes per second (a policy testing \"slow\" compares it with its slowBelow).",
+                               valueName: "bytes-per-second"))
+    var throughput: String?
+
     @Option(help: ArgumentHelp("A bundled policy's name or a policy file.", valueName: "name|file"))
     var policy = "default"
 
@@ -69,7 +73,18 @@ struct Decide: AsyncParsableCommand {
         if output != nil && !fetch { throw ValidationError("--output needs --fetch") }
     }
 
+    /// `--throughput`, checked: a decimal number of bytes per second from 0 to 10^15.
+    private func estimate() throws -> LinkEstimate? {
+        guard let throughput else { return nil }
+        // Decimal only: Double("0x10") would read hexadecimal, Double("nan") and Double("inf") are refused below.
+        guard throughput.allSatisfy({ "0123456789.eE+-".contains($0) }), let bytes = Double(throughput), bytes.isFinite, bytes >= 0, bytes <= 1e15 else {
+            throw CommandFailure.usage("--throughput \(TerminalText.escaped(String(throughput.prefix(40)))): expected a number of bytes per second from 0 to 1000000000000000")
+        }
+        return LinkEstimate(bytesPerSecond: bytes)
+    }
+
     func run() async throws {
+        let estimate = try estimate()
         let environment = ProcessInfo.processInfo.environment
         // Passed as `logger:` to the library types this command creates.
         let logger = try logging.logger(environment: environment)
@@ -109,7 +124,8 @@ struct Decide: AsyncParsableCommand {
         }
         // The network state is read here, once; every item is decided with it.
         let decider = ItemDecider(policy: policy, settings: resolved, cache: knownCache, reachability: provider,
-                                  expensive: expensive, constrained: constrained, roaming: roaming, captive: captive)
+                                  expensive: expensive, constrained: constrained, roaming: roaming, captive: captive,
+                                  estimate: estimate)
         logger.info("network state read", metadata: ["network": "\(decider.network)"])
         var decisions: [Decision] = []
         var output = ""

@@ -15,12 +15,14 @@ struct ItemDecider {
     let network: NetworkState
     /// The same state as a provider, for library types that take one.
     let reachability: FixedReachability
+    /// The measured link (`--throughput`), nil when not given.
+    let estimate: LinkEstimate?
 
     /// Reads `reachability.currentState` once (then applies `--expensive`, `--constrained`,
     /// `--roaming`, which implies expensive, and `--captive`).
     init(policy: ImagePolicy, settings: ResolvedSettings, cache: any CacheInspecting,
          reachability: any ReachabilityProviding, expensive: Bool = false, constrained: Bool = false,
-         roaming: Bool = false, captive: Bool = false) {
+         roaming: Bool = false, captive: Bool = false, estimate: LinkEstimate? = nil) {
         var state = reachability.currentState
         if expensive { state.isExpensive = true }
         if constrained { state.isConstrained = true }
@@ -31,14 +33,16 @@ struct ItemDecider {
         self.cache = cache
         network = state
         self.reachability = FixedReachability(state)
+        self.estimate = estimate
     }
 
     /// What to show for `item` in a slot `displayWidth` pixels wide (`--size`), with the facts it
     /// was decided from (for `--explain`).
     func decide(_ item: ImageItem, displayWidth: Int? = nil) -> (decision: Decision, input: PolicyInput) {
         let cached = cache.cachedVariants(of: item)
-        let decision = policy.decide(item, network: network, settings: settings, cached: cached, displayWidth: displayWidth)
-        return (decision, PolicyInput(network: network, cached: cached, hasThumbnail: item.thumbnail != nil, settings: settings,
-                                      thumbnailCoversDisplay: item.thumbnailCovers(displayWidth: displayWidth)))
+        let decision = policy.decide(item, network: network, settings: settings, cached: cached, displayWidth: displayWidth,
+                                     estimate: estimate)
+        return (decision, policy.input(for: item, network: network, settings: settings, cached: cached, displayWidth: displayWidth,
+                                       estimate: estimate))
     }
 }

@@ -57,6 +57,7 @@ struct PolicyCommand: ParsableCommand {
                 var header = "network   expensive constrained"
                 if policy.readsRoaming { header += " roaming" }
                 if policy.readsCaptive { header += " captive" }
+                if policy.readsSlow { header += " slow" }
                 header += " cached              thumbnail"
                 if policy.readsThumbnailCoversDisplay { header += " covers" }
                 for declaration in policy.settings { header += " \(declaration.key)" }
@@ -74,6 +75,7 @@ struct PolicyCommand: ParsableCommand {
                         ("cached", JSONValue(.array(Variant.allCases.filter { input.cached.has($0) }.map { JSONValue(.string($0.rawValue)) }))),
                         ("hasThumbnail", JSONValue(.bool(input.hasThumbnail))),
                     ]
+                    if policy.readsSlow { members.append(("slow", JSONValue(.bool(input.isSlow)))) }
                     if policy.readsThumbnailCoversDisplay {
                         members.append(("thumbnailCoversDisplay", JSONValue(.bool(input.thumbnailCoversDisplay))))
                     }
@@ -90,6 +92,7 @@ struct PolicyCommand: ParsableCommand {
                         + pad(yesNo(input.network.isConstrained), 12)
                     if policy.readsRoaming { line += pad(yesNo(input.network.isRoaming), 8) }
                     if policy.readsCaptive { line += pad(yesNo(input.network.isCaptive), 8) }
+                    if policy.readsSlow { line += pad(yesNo(input.isSlow), 5) }
                     line += pad(input.cached.description, 20) + pad(yesNo(input.hasThumbnail), 9)
                     if policy.readsThumbnailCoversDisplay { line += " " + pad(yesNo(input.thumbnailCoversDisplay), 6) }
                     for (position, declaration) in policy.settings.enumerated() {

@@ -32,7 +32,7 @@ struct PolicyAndNetworkCommandTests {
         #expect(text.stdout.split(separator: "\n").count == 241)
         let json = try await cli.run(["policy", "table", "low-data", "--json"])
         let rows = json.stdout.split(separator: "\n")
-        #expect(rows.count == 180)  // low-data tests roaming: 120 inputs + 60 roaming ones
+        #expect(rows.count == 324)  // low-data tests roaming and slow: 120 inputs + 60 roaming ones, + 144 slow ones (never offline)
         var roamingRows = 0
         for row in rows {
             let object = try #require(try JSONSerialization.jsonObject(with: Data(row.utf8)) as? [String: Any])
@@ -42,11 +42,11 @@ struct PolicyAndNetworkCommandTests {
                 #expect(object["action"] as? String != "load", "low-data loads nothing new when roaming: \(row)")
             }
         }
-        #expect(roamingRows == 60)
+        #expect(roamingRows == 108)  // 60, + 48 slow ones
         // The text table shows the roaming column for a policy that tests it, and only then.
         let lowData = try await cli.run(["policy", "table", "low-data"]).stdout.split(separator: "\n")
-        #expect(lowData.first?.hasPrefix("network   expensive constrained roaming cached") == true, "\(lowData.first ?? "")")
-        #expect(lowData.dropFirst().filter { $0.split(separator: " ", omittingEmptySubsequences: true)[3] == "yes" }.count == 60)
+        #expect(lowData.first?.hasPrefix("network   expensive constrained roaming slow cached") == true, "\(lowData.first ?? "")")
+        #expect(lowData.dropFirst().filter { $0.split(separator: " ", omittingEmptySubsequences: true)[3] == "yes" }.count == 108)
         #expect(text.stdout.split(separator: "\n").first?.contains("roaming") == false)
     }
 

@@ -5,15 +5,25 @@ struct DecisionTable: Sendable {
     @usableFromInline let entries: ContiguousArray<PolicyOutcome>
     /// `count - 1`; the count is a power of two, so masking keeps any key in range.
     @usableFromInline let mask: Int
+    /// The key bit of a slow link, just above the settings bits, for a policy with a rule that
+    /// tests `slow` (its table is then twice as large); 0 for any other policy.
+    @usableFromInline let slowBit: Int
 
-    init(entries: ContiguousArray<PolicyOutcome>) {
+    init(entries: ContiguousArray<PolicyOutcome>, slowBit: Int = 0) {
         precondition(entries.count > 0 && entries.count & (entries.count - 1) == 0)
         self.entries = entries
         self.mask = entries.count - 1
+        self.slowBit = slowBit
     }
 
-    /// The number of entries: 2048 × 2^(settings).
+    /// The number of entries: 2048 × 2^(settings), twice that when the policy tests `slow`.
     var count: Int { entries.count }
+
+    /// The outcome for `input`: its key, with the slow bit when the table has one.
+    @inlinable
+    func outcome(for input: PolicyInput) -> PolicyOutcome {
+        entries[(input.tableKey | (input.isSlow ? slowBit : 0)) & mask]
+    }
 
     @inlinable
     func outcome(forKey key: Int) -> PolicyOutcome {

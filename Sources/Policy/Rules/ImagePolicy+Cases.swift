@@ -65,7 +65,7 @@ extension ImagePolicy {
     public func input(for policyCase: PolicyCase) -> PolicyInput {
         PolicyInput(network: policyCase.network, cached: policyCase.cached, hasThumbnail: policyCase.hasThumbnail,
                     settings: resolveSettings(policyCase.settings).settings,
-                    thumbnailCoversDisplay: policyCase.thumbnailCoversDisplay)
+                    thumbnailCoversDisplay: policyCase.thumbnailCoversDisplay, isSlow: isSlow(policyCase.estimate))
     }
 
     /// Runs the policy's own cases; an empty result means every case holds.

@@ -20,7 +20,7 @@ extension ImagePolicy {
     public init(json bytes: some Collection<UInt8>, name: String, source: String) throws(DataFileError) {
         let document = try JSONParser().parse(bytes, source: source)
         let reader = try JSONObjectReader(document, source: source, what: "the policy",
-                                          keys: ["description", "settings", "rules", "prefetch", "runningLoadsOnWorseNetwork", "cases"])
+                                          keys: ["description", "settings", "rules", "prefetch", "runningLoadsOnWorseNetwork", "slowBelow", "cases"])
         let summary = try reader.string("description") ?? ""
         var declarations: [SettingDeclaration] = []
         for member in try reader.object("settings") ?? [] {
@@ -43,12 +43,15 @@ extension ImagePolicy {
         if let optionValue = reader.value("runningLoadsOnWorseNetwork") {
             runningLoads = try Self.runningLoadsRules(from: optionValue, reader: reader)
         }
+        let slowBelow = try reader.value("slowBelow").map { value throws(DataFileError) in
+            try Self.slowLinkThreshold(from: value, source: source)
+        }
         var cases: [PolicyCase] = []
         for (index, value) in (try reader.array("cases") ?? []).enumerated() {
             cases.append(try Self.policyCase(from: value, source: source, context: "case \(index + 1)"))
         }
         try self.init(name: name, summary: summary, settings: declarations, rules: rules, cases: cases, prefetch: prefetch,
-                      runningLoadsOnWorseNetwork: runningLoads, source: source, ruleLines: ruleValues.map(\.line))
+                      runningLoadsOnWorseNetwork: runningLoads, slowBelow: slowBelow, source: source, ruleLines: ruleValues.map(\.line))
     }
 
     private static func prefetchRule(from value: JSONValue, source: String, index: Int) throws(DataFileError) -> PrefetchRule {
@@ -95,6 +98,38 @@ extension ImagePolicy {
         return count
     }
 
+    /// `{"bytesPerSecond": 51200}`: a whole number from 1 to `SlowLinkThreshold.maximumBytesPerSecond`.
+    private static func slowLinkThreshold(from value: JSONValue, source: String) throws(DataFileError) -> SlowLinkThreshold {
+        let reader = try JSONObjectReader(value, source: source, context: "slowBelow", what: "\"slowBelow\"", keys: ["bytesPerSecond"])
+        guard let rate = reader.value("bytesPerSecond") else { throw reader.error("\"bytesPerSecond\" is missing") }
+        guard case .number(let text) = rate.kind else {
+            throw reader.error("\"bytesPerSecond\" must be a whole number, found \(rate.typeDescription)", at: rate)
+        }
+        let shown = text.count > 24 ? String(text.prefix(24)) + "…" : text
+        let maximum = SlowLinkThreshold.maximumBytesPerSecond
+        guard text.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw reader.error("\"bytesPerSecond\" must be a whole number from 1 to \(maximum), found \(shown)", at: rate)
+        }
+        let digits = text.drop { $0 == "0" }
+        guard digits.count <= 13, let bytes = Int(digits.isEmpty ? "0" : String(digits)), (1...maximum).contains(bytes) else {
+            throw reader.error("\"bytesPerSecond\" is \(shown): it must be from 1 to \(maximum)", at: rate)
+        }
+        return SlowLinkThreshold(bytesPerSecond: bytes)
+    }
+
+    /// A case's `"throughput"`: bytes per second, a finite number from 0 to 10^15.
+    private static func throughput(reader: JSONObjectReader) throws(DataFileError) -> LinkEstimate? {
+        guard let value = reader.value("throughput") else { return nil }
+        guard case .number(let text) = value.kind else {
+            throw reader.error("\"throughput\" must be a number of bytes per second, found \(value.typeDescription)", at: value)
+        }
+        let shown = text.count > 24 ? String(text.prefix(24)) + "…" : text
+        guard let bytes = Double(text), bytes.isFinite, bytes >= 0, bytes <= 1e15 else {
+            throw reader.error("\"throughput\" is \(shown): it must be from 0 to 1000000000000000 bytes per second", at: value)
+        }
+        return LinkEstimate(bytesPerSecond: bytes)
+    }
+
     /// `"cancel"`, `"finish"`, or an array of `{"when": {…}, "then": "cancel"|"finish"}`.
     private static func runningLoadsRules(from value: JSONValue, reader: JSONObjectReader) throws(DataFileError) -> [RunningLoadsRule] {
         switch value.kind {
@@ -129,6 +164,11 @@ extension ImagePolicy {
     /// A `when` that may test only the network state and the settings.
     private static func stateCondition(from value: JSONValue, source: String, context: String,
                                        what: String) throws(DataFileError) -> RuleCondition {
+        if case .object(let members) = value.kind,
+           let member = members.first(where: { $0.key == "slow" }) {
+            throw DataFileError(.invalid, source: source, line: member.value.line, context: context,
+                                message: PolicyValidator.slowInStateCondition(what))
+        }
         if case .object(let members) = value.kind,
            let member = members.first(where: { ["cached", "hasThumbnail", "thumbnailCoversDisplay"].contains($0.key) }) {
             throw DataFileError(.invalid, source: source, line: member.value.line, context: context,
@@ -179,7 +219,7 @@ extension ImagePolicy {
     private static func condition(from value: JSONValue, source: String, context: String) throws(DataFileError) -> RuleCondition {
         let reader = try JSONObjectReader(value, source: source, context: context, what: "\"when\"",
                                           keys: ["network", "expensive", "constrained", "roaming", "captive", "settings", "cached", "hasThumbnail",
-                                                 "thumbnailCoversDisplay"])
+                                                 "thumbnailCoversDisplay", "slow"])
         var condition = RuleCondition()
         if let networkValue = reader.value("network") {
             condition.networks = try networkKinds(networkValue, reader: reader)
@@ -190,6 +230,7 @@ extension ImagePolicy {
         condition.captive = try reader.bool("captive")
         condition.hasThumbnail = try reader.bool("hasThumbnail")
         condition.thumbnailCoversDisplay = try reader.bool("thumbnailCoversDisplay")
+        condition.slow = try reader.bool("slow")
         for member in try reader.object("settings") ?? [] {
             guard case .bool(let wanted) = member.value.kind else {
                 throw reader.error("setting \"\(member.key)\" must be true or false, found \(member.value.typeDescription)", at: member.value)
@@ -231,7 +272,7 @@ extension ImagePolicy {
     private static func policyCase(from value: JSONValue, source: String, context: String) throws(DataFileError) -> PolicyCase {
         let reader = try JSONObjectReader(value, source: source, context: context, what: "a case",
                                           keys: ["name", "network", "expensive", "constrained", "roaming", "captive", "settings", "cached",
-                                                 "hasThumbnail", "thumbnailCoversDisplay", "expect"])
+                                                 "hasThumbnail", "thumbnailCoversDisplay", "throughput", "expect"])
         let name = try reader.string("name")
         let networkValue = reader.value("network")
         let networkName = try reader.requiredString("network")
@@ -261,6 +302,7 @@ extension ImagePolicy {
         if covers && !hasThumbnail {
             throw reader.error("\"thumbnailCoversDisplay\" is true but \"hasThumbnail\" is false", at: reader.value("thumbnailCoversDisplay"))
         }
+        let estimate = try throughput(reader: reader)
         guard let expectValue = reader.value("expect") else { throw reader.error("\"expect\" is missing") }
         let expect = try JSONObjectReader(expectValue, source: source, context: context, what: "\"expect\"",
                                           keys: ["action", "variant", "rule", "prefetch", "runningLoads"])
@@ -286,7 +328,7 @@ extension ImagePolicy {
             throw expect.error("\"expect\" must hold \"action\", \"prefetch\" or \"runningLoads\"")
         }
         return PolicyCase(name: name, network: network, settings: settings, cached: cached, hasThumbnail: hasThumbnail,
-                          thumbnailCoversDisplay: covers, expect: action, rule: rule, prefetch: prefetch, runningLoads: runningLoads,
+                          thumbnailCoversDisplay: covers, estimate: estimate, expect: action, rule: rule, prefetch: prefetch, runningLoads: runningLoads,
                           line: value.line)
     }
 }

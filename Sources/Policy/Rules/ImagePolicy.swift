@@ -37,6 +37,8 @@ public struct ImagePolicy: Sendable {
     /// holds for the state the network got worse to says whether running loads finish; none
     /// matching (or none at all) means they are cancelled.
     public let runningLoadsOnWorseNetwork: [RunningLoadsRule]
+    /// The `slowBelow` threshold: set exactly when a rule tests `slow`.
+    public let slowBelow: SlowLinkThreshold?
     /// The compiled lookup table.
     @usableFromInline let table: DecisionTable
     /// The compiled prefetch plans and running-loads choices.
@@ -54,12 +56,14 @@ public struct ImagePolicy: Sendable {
     ///   - cases: the policy's own table of expected decisions, checked here.
     ///   - prefetch: the `prefetch` section (default: prefetch nothing).
     ///   - runningLoadsOnWorseNetwork: the running-loads option (default: cancel).
+    ///   - slowBelow: the threshold under which a measured link is slow; required when a rule
+    ///     tests `slow`, refused otherwise.
     ///   - source: the file name for error messages (`<built-in>` for code).
     ///   - ruleLines: the line of each rule in `source`, for error messages (empty for code).
     /// - Throws: `DataFileError` with code `.invalid` naming the rule, entry or case and what is wrong.
     public init(name: String, summary: String = "", settings: [SettingDeclaration], rules: [PolicyRule],
                 cases: [PolicyCase] = [], prefetch: [PrefetchRule] = [], runningLoadsOnWorseNetwork: [RunningLoadsRule] = [],
-                source: String = "<built-in>", ruleLines: [Int] = []) throws(DataFileError) {
+                slowBelow: SlowLinkThreshold? = nil, source: String = "<built-in>", ruleLines: [Int] = []) throws(DataFileError) {
         self.name = name
         self.summary = summary
         self.settings = settings
@@ -67,8 +71,9 @@ public struct ImagePolicy: Sendable {
         self.cases = cases
         self.prefetch = prefetch
         self.runningLoadsOnWorseNetwork = runningLoadsOnWorseNetwork
+        self.slowBelow = slowBelow
         let validator = PolicyValidator(source: source, settings: settings, rules: rules, cases: cases, prefetch: prefetch,
-                                        runningLoads: runningLoadsOnWorseNetwork, ruleLines: ruleLines)
+                                        runningLoads: runningLoadsOnWorseNetwork, slowBelow: slowBelow, ruleLines: ruleLines)
         self.table = try validator.compile()
         self.networkStateTable = try validator.compileNetworkStatePlans()
         try validator.checkCases()
@@ -118,28 +123,36 @@ public struct ImagePolicy: Sendable {
     /// The rule that fires for `input`, with its action: the compiled fast path, a table read.
     @inlinable @inline(__always)
     public func outcome(for input: PolicyInput) -> PolicyOutcome {
-        table.outcome(forKey: input.tableKey)
+        table.outcome(for: input)
     }
 
-    /// Decides what to do for `item`.
+    /// Decides what to do for `item`. `estimate` is the measured link (nil until measured), read
+    /// by policies that test `slow`.
     public func decide(_ item: ImageItem, network: NetworkState, settings: ResolvedSettings,
-                       cache: some CacheInspecting) -> Decision {
-        decide(item, network: network, settings: settings, cached: cache.cachedVariants(of: item))
+                       cache: some CacheInspecting, estimate: LinkEstimate? = nil) -> Decision {
+        decide(item, network: network, settings: settings, cached: cache.cachedVariants(of: item), estimate: estimate)
     }
 
     /// Decides what to do for `item`, reading the policy's settings from `store`.
     public func decide(_ item: ImageItem, network: NetworkState, settings store: some SettingsStore,
-                       cache: some CacheInspecting) throws(DataFileError) -> Decision {
-        decide(item, network: network, settings: try resolveSettings(from: store), cache: cache)
+                       cache: some CacheInspecting, estimate: LinkEstimate? = nil) throws(DataFileError) -> Decision {
+        decide(item, network: network, settings: try resolveSettings(from: store), cache: cache, estimate: estimate)
     }
 
     /// Decides what to do for `item` given what is cached of it.
     /// `displayWidth` is the width in pixels of the slot the image is shown in (points × scale),
     /// when known: with the item's widths it tells whether the thumbnail covers the display.
+    /// `estimate` is the measured link (nil until measured): below the policy's `slowBelow` it is
+    /// slow, for the rules that test `slow`.
+    ///
+    /// ```swift
+    /// let slowWifi = LinkEstimate(bytesPerSecond: 30_000)
+    /// policy.decide(item, network: NetworkState(.wifi), settings: settings, cached: [], estimate: slowWifi)
+    /// ```
     public func decide(_ item: ImageItem, network: NetworkState, settings: ResolvedSettings,
-                       cached: CachedVariants, displayWidth: Int? = nil) -> Decision {
-        let input = PolicyInput(network: network, cached: cached, hasThumbnail: item.thumbnail != nil, settings: settings,
-                                thumbnailCoversDisplay: item.thumbnailCovers(displayWidth: displayWidth))
+                       cached: CachedVariants, displayWidth: Int? = nil, estimate: LinkEstimate? = nil) -> Decision {
+        let input = input(for: item, network: network, settings: settings, cached: cached, displayWidth: displayWidth,
+                          estimate: estimate)
         let outcome = outcome(for: input)
         let rule = rules[outcome.ruleIndex]
         let action: Decision.Action
@@ -154,6 +167,23 @@ public struct ImagePolicy: Sendable {
         }
         return Decision(action: action, rule: rule.name, reason: rule.reason, network: network)
     }
+
+    /// The facts a decision about `item` is made from (what `decide` looks up; `--explain` shows it).
+    public func input(for item: ImageItem, network: NetworkState, settings: ResolvedSettings, cached: CachedVariants,
+                      displayWidth: Int? = nil, estimate: LinkEstimate? = nil) -> PolicyInput {
+        PolicyInput(network: network, cached: cached, hasThumbnail: item.thumbnail != nil, settings: settings,
+                    thumbnailCoversDisplay: item.thumbnailCovers(displayWidth: displayWidth), isSlow: isSlow(estimate))
+    }
+
+    /// Whether `estimate` is slow for this policy: below `slowBelow`; false when the policy has no
+    /// threshold (no rule tests `slow`) or the link is not measured.
+    public func isSlow(_ estimate: LinkEstimate?) -> Bool {
+        slowBelow?.isSlow(estimate) ?? false
+    }
+
+    /// Whether a rule tests `slow`: the table then has a slow bit, and the truth table lists slow
+    /// inputs apart.
+    public var readsSlow: Bool { rules.contains { $0.condition.slow != nil } }
 
     /// Whether a rule tests `thumbnailCoversDisplay`: the truth table then lists those inputs apart.
     public var readsThumbnailCoversDisplay: Bool { rules.contains { $0.condition.thumbnailCoversDisplay != nil } }
@@ -182,9 +212,11 @@ public struct ImagePolicy: Sendable {
 
     /// Every input the policy can tell apart (network kind × expensive × constrained × roaming,
     /// when a rule tests it × captive, when a rule tests it × cached variants × thumbnail present ×
-    /// each setting), with the outcome for each, in a stable order.
+    /// each setting × slow, when a rule tests it, for a network that is not offline), with the
+    /// outcome for each, in a stable order.
     public func truthTable() -> [(input: PolicyInput, outcome: PolicyOutcome)] {
-        PolicyInput.all(settingCount: settings.count, roaming: readsRoaming, captive: readsCaptive, covers: readsThumbnailCoversDisplay)
+        PolicyInput.all(settingCount: settings.count, roaming: readsRoaming, captive: readsCaptive, covers: readsThumbnailCoversDisplay,
+                        slow: readsSlow)
             .map { ($0, outcome(for: $0)) }
     }
 }
@@ -220,10 +252,10 @@ public struct RuleTrace: Sendable, Hashable {
 
 extension PolicyInput {
     /// Every feasible input for a policy with `settingCount` settings, with roaming and captive
-    /// networks when asked (a policy that tests neither decides them as expensive and as offline).
-    /// A cached thumbnail without a thumbnail URL cannot happen, nor roaming without expensive:
-    /// both are left out.
-    static func all(settingCount: Int, roaming: Bool, captive: Bool, covers: Bool = false) -> [PolicyInput] {
+    /// networks when asked (a policy that tests neither decides them as expensive and as offline),
+    /// and slow links when asked. A cached thumbnail without a thumbnail URL cannot happen, nor
+    /// roaming without expensive, nor a slow offline link: they are left out.
+    static func all(settingCount: Int, roaming: Bool, captive: Bool, covers: Bool = false, slow: Bool = false) -> [PolicyInput] {
         var inputs: [PolicyInput] = []
         for bits in 0..<(1 << settingCount) {
             for kind in NetworkKind.allCases {
@@ -233,11 +265,14 @@ extension PolicyInput {
                             for hasThumbnail in [true, false] {
                                 for raw in UInt8(0)...3 where hasThumbnail || raw & 2 == 0 {
                                     for thumbnailCovers in covers && hasThumbnail ? [false, true] : [false] {
-                                        inputs.append(PolicyInput(
-                                            network: NetworkState(kind, isExpensive: expensive, isConstrained: constrained,
-                                                                  isRoaming: isRoaming, isCaptive: isCaptive),
-                                            cached: CachedVariants(rawValue: raw), hasThumbnail: hasThumbnail,
-                                            settings: ResolvedSettings(bits: UInt16(bits)), thumbnailCoversDisplay: thumbnailCovers))
+                                        for isSlow in slow && kind != .offline ? [false, true] : [false] {
+                                            inputs.append(PolicyInput(
+                                                network: NetworkState(kind, isExpensive: expensive, isConstrained: constrained,
+                                                                      isRoaming: isRoaming, isCaptive: isCaptive),
+                                                cached: CachedVariants(rawValue: raw), hasThumbnail: hasThumbnail,
+                                                settings: ResolvedSettings(bits: UInt16(bits)), thumbnailCoversDisplay: thumbnailCovers,
+                                                isSlow: isSlow))
+                                        }
                                     }
                                 }
                             }

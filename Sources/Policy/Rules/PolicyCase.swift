@@ -19,6 +19,8 @@ public struct PolicyCase: Sendable, Hashable {
     public var hasThumbnail: Bool
     /// Whether the thumbnail covers the display (counts only with a thumbnail).
     public var thumbnailCoversDisplay: Bool
+    /// The measured link (`"throughput"` in a file), nil for an unmeasured one (read by decisions only).
+    public var estimate: LinkEstimate?
     /// The expected action; nil to not check the decision.
     public var expectedAction: RuleAction?
     /// The rule expected to fire; nil to not check it.
@@ -32,7 +34,7 @@ public struct PolicyCase: Sendable, Hashable {
 
     /// Creates a case.
     public init(name: String? = nil, network: NetworkState, settings: [String: Bool] = [:], cached: CachedVariants = [],
-                hasThumbnail: Bool = true, thumbnailCoversDisplay: Bool = false, expect action: RuleAction? = nil,
+                hasThumbnail: Bool = true, thumbnailCoversDisplay: Bool = false, estimate: LinkEstimate? = nil, expect action: RuleAction? = nil,
                 rule: String? = nil, prefetch: PrefetchPlan? = nil, runningLoads: RunningLoads? = nil, line: Int = 0) {
         self.name = name
         self.network = network
@@ -40,6 +42,7 @@ public struct PolicyCase: Sendable, Hashable {
         self.cached = cached
         self.hasThumbnail = hasThumbnail
         self.thumbnailCoversDisplay = thumbnailCoversDisplay
+        self.estimate = estimate
         self.expectedAction = action
         self.expectedRule = rule
         self.expectedPrefetch = prefetch

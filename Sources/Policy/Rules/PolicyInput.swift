@@ -1,5 +1,6 @@
 /// Everything a policy looks at, already resolved to plain values: the network, what is cached,
-/// whether the item has a thumbnail, and the policy's boolean settings.
+/// whether the item has a thumbnail, the policy's boolean settings, and whether the measured link
+/// is slow.
 ///
 /// Settings are a bit set in the order of the policy's `settings` declarations; build them with
 /// `ImagePolicy.resolveSettings(_:)` or `resolveSettings(from:)`, once per batch of decisions.
@@ -15,23 +16,28 @@ public struct PolicyInput: Sendable, Hashable, CustomStringConvertible {
     /// Whether the thumbnail is wide enough for the slot it is shown in (see
     /// `ImageItem.thumbnailCovers(displayWidth:)`); counts only when `hasThumbnail` is true.
     public var thumbnailCoversDisplay: Bool
+    /// Whether the measured link is slow for the policy (see `SlowLinkThreshold`); never true
+    /// offline. Read only by policies with a rule that tests `slow`.
+    public var isSlow: Bool
 
     /// Creates an input. A roaming network is expensive to every policy: `network.isExpensive` is
-    /// set when `network.isRoaming` is.
+    /// set when `network.isRoaming` is; an offline network is never slow.
     @inlinable
     public init(network: NetworkState, cached: CachedVariants, hasThumbnail: Bool, settings: ResolvedSettings,
-                thumbnailCoversDisplay: Bool = false) {
+                thumbnailCoversDisplay: Bool = false, isSlow: Bool = false) {
         self.network = network
         if network.isRoaming { self.network.isExpensive = true }
         self.cached = cached
         self.hasThumbnail = hasThumbnail
         self.settings = settings
         self.thumbnailCoversDisplay = thumbnailCoversDisplay && hasThumbnail
+        self.isSlow = isSlow && network.kind != .offline
     }
 
     /// The index of this input in a compiled decision table: network kind in bits 0–2, then
     /// expensive, constrained, roaming, captive, original cached, thumbnail cached, has thumbnail,
-    /// thumbnail covers the display, then the settings.
+    /// thumbnail covers the display, then the settings. Slowness is not in it: its bit sits above
+    /// the settings, only in the tables of policies that test it (`DecisionTable.slowBit`).
     @inlinable
     var tableKey: Int {
         var key = network.kind.index
@@ -51,14 +57,15 @@ public struct PolicyInput: Sendable, Hashable, CustomStringConvertible {
         var input = self
         input.network.kind = .offline
         input.network.isCaptive = false
+        input.isSlow = false
         return input
     }
 
     /// `network=cellular,expensive cached=none thumbnail=yes`, without the settings (which need
-    /// the policy to be named).
+    /// the policy to be named); ` slow=yes` is added for a slow link.
     public var description: String {
         "network=\(network) cached=\(cached) thumbnail=\(hasThumbnail ? "yes" : "no")"
-            + (thumbnailCoversDisplay ? " thumbnail-covers-display=yes" : "")
+            + (thumbnailCoversDisplay ? " thumbnail-covers-display=yes" : "") + (isSlow ? " slow=yes" : "")
     }
 }
 

@@ -109,6 +109,7 @@ extension PolicyValidator {
         func fail(_ message: String) -> DataFileError {
             DataFileError(.invalid, source: source, line: line, context: context, message: message)
         }
+        if condition.slow != nil { throw fail(Self.slowInStateCondition(what)) }
         let itemKeys = [("cached", !condition.cached.isEmpty), ("hasThumbnail", condition.hasThumbnail != nil),
                         ("thumbnailCoversDisplay", condition.thumbnailCoversDisplay != nil)]
         if let (key, _) = itemKeys.first(where: { $0.1 }) {
@@ -121,6 +122,12 @@ extension PolicyValidator {
         for key in condition.settings.keys.sorted() where !declared.contains(key) {
             throw fail("reads the setting \"\(key)\", which the policy does not declare in \"settings\"")
         }
+    }
+
+    /// Why `slow` is refused in a prefetch or running-loads `when`.
+    static func slowInStateCondition(_ what: String) -> String {
+        "\"when\" tests \"slow\", which only decisions read (a measured link is not part of the network state), "
+            + "but \(what) is chosen from the network state (it may test \(quotedList(stateConditionKeys)))"
     }
 
     /// The keys a `when` of a prefetch or running-loads entry may have.

@@ -15,6 +15,7 @@ struct PolicyValidator {
     let cases: [PolicyCase]
     var prefetch: [PrefetchRule] = []
     var runningLoads: [RunningLoadsRule] = []
+    var slowBelow: SlowLinkThreshold?
     let ruleLines: [Int]
 
     private func fail(_ message: String, rule index: Int? = nil) -> DataFileError {
@@ -53,13 +54,18 @@ struct PolicyValidator {
             throw fail("the last rule must be a catch-all (no \"when\"), so that every input gets a decision",
                        rule: rules.count - 1)
         }
+        let readsSlow = rules.contains { $0.condition.slow != nil }
+        try checkSlowBelow(readsSlow: readsSlow)
 
         // Decide every input the policy can tell apart by walking the rules once; this is the table.
         let readsRoaming = rules.contains { $0.condition.roaming != nil }
         let readsCaptive = rules.contains { $0.condition.captive != nil }
         let readsCovers = rules.contains { $0.condition.thumbnailCoversDisplay != nil }
-        let inputs = PolicyInput.all(settingCount: settings.count, roaming: readsRoaming, captive: readsCaptive, covers: readsCovers)
-        let keyCount = (1 << TableKey.settingsShift) << settings.count
+        let inputs = PolicyInput.all(settingCount: settings.count, roaming: readsRoaming, captive: readsCaptive, covers: readsCovers,
+                                     slow: readsSlow)
+        // A policy that tests `slow` has one more key bit, above the settings: twice the entries.
+        let slowBit = readsSlow ? (1 << TableKey.settingsShift) << settings.count : 0
+        let keyCount = ((1 << TableKey.settingsShift) << settings.count) << (readsSlow ? 1 : 0)
         var entries = ContiguousArray(repeating: PolicyOutcome(ruleIndex: rules.count - 1, action: rules[rules.count - 1].action),
                                       count: keyCount)
         var fired = Array(repeating: 0, count: rules.count)
@@ -70,12 +76,13 @@ struct PolicyValidator {
             if firstImpossible[index] == nil, !isPossible(rules[index].action, for: input) {
                 firstImpossible[index] = input
             }
-            entries[input.tableKey] = PolicyOutcome(ruleIndex: index, action: rules[index].action)
+            entries[input.tableKey | (input.isSlow ? slowBit : 0)] = PolicyOutcome(ruleIndex: index, action: rules[index].action)
         }
         // Every other key takes the entry of the input it stands for, so that none is left
         // undecided: a cached thumbnail without a thumbnail URL as not cached; roaming, when no
         // rule tests it, as expensive; captive, when no rule tests it, as offline; a thumbnail that
-        // covers the display, when no rule tests it (or there is no thumbnail), as one that does not.
+        // covers the display, when no rule tests it (or there is no thumbnail), as one that does not;
+        // a slow offline link as one that is not slow.
         for key in 0..<keyCount {
             var canonical = key
             if canonical & TableKey.hasThumbnail == 0 { canonical &= ~(TableKey.thumbnailCached | TableKey.thumbnailCoversDisplay) }
@@ -85,6 +92,7 @@ struct PolicyValidator {
             if !readsCaptive, canonical & TableKey.captive != 0 {
                 canonical = (canonical & ~TableKey.captive & ~TableKey.kindMask) | NetworkKind.offline.index
             }
+            if canonical & TableKey.kindMask == NetworkKind.offline.index { canonical &= ~slowBit }
             if canonical != key { entries[key] = entries[canonical] }
         }
         for (index, count) in fired.enumerated() where count == 0 {
@@ -101,7 +109,22 @@ struct PolicyValidator {
             }
             throw fail("\(why) (for example \(describe(input))); add a condition on \"cached\" or \"hasThumbnail\"", rule: index)
         }
-        return DecisionTable(entries: entries)
+        return DecisionTable(entries: entries, slowBit: slowBit)
+    }
+
+    /// A policy that tests `slow` gives its threshold, and only such a policy does.
+    private func checkSlowBelow(readsSlow: Bool) throws(DataFileError) {
+        if let slowBelow {
+            guard readsSlow else {
+                throw fail("\"slowBelow\" is given, but no rule tests \"slow\": add a rule with \"when\": {\"slow\": true} or remove it")
+            }
+            guard (1...SlowLinkThreshold.maximumBytesPerSecond).contains(slowBelow.bytesPerSecond) else {
+                throw fail("\"slowBelow\" is \(slowBelow.bytesPerSecond) bytes per second: it must be from 1 to "
+                           + "\(SlowLinkThreshold.maximumBytesPerSecond)")
+            }
+        } else if let index = rules.firstIndex(where: { $0.condition.slow != nil }) {
+            throw fail("tests \"slow\", but the policy gives no threshold: add \"slowBelow\": {\"bytesPerSecond\": 51200}", rule: index)
+        }
     }
 
     /// Checks the cases against the policy (run after `compile()` and `compileNetworkStatePlans()`).
@@ -128,6 +151,14 @@ struct PolicyValidator {
             if let rule = policyCase.expectedRule, !names.contains(rule) {
                 throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
                                     message: "expects the rule \"\(rule)\", which the policy does not have")
+            }
+            if policyCase.estimate != nil, slowBelow == nil {
+                throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
+                                    message: "gives a \"throughput\", but no rule tests \"slow\"")
+            }
+            if policyCase.estimate != nil, !policyCase.checksDecision {
+                throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
+                                    message: "gives a \"throughput\", which only decisions read, but expects no action")
             }
             if policyCase.cached.has(.thumbnail), !policyCase.hasThumbnail {
                 throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,

@@ -30,12 +30,15 @@ public struct RuleCondition: Sendable, Hashable {
     /// says the thumbnail's width, the slot its display width, and the thumbnail is at least as
     /// wide as the display (or as the original); nil for either.
     public var thumbnailCoversDisplay: Bool?
+    /// Whether the measured link must (`true`) or must not (`false`) be slow, by the policy's
+    /// `slowBelow` threshold (an unmeasured or offline link is not slow); nil for either.
+    public var slow: Bool?
 
     /// Creates a condition; every constraint left out matches anything.
     public init(networks: Set<NetworkKind>? = nil, expensive: Bool? = nil, constrained: Bool? = nil,
                 roaming: Bool? = nil, captive: Bool? = nil,
                 settings: [String: Bool] = [:], cached: [Variant: Bool] = [:], hasThumbnail: Bool? = nil,
-                thumbnailCoversDisplay: Bool? = nil) {
+                thumbnailCoversDisplay: Bool? = nil, slow: Bool? = nil) {
         self.networks = networks
         self.expensive = expensive
         self.constrained = constrained
@@ -45,6 +48,7 @@ public struct RuleCondition: Sendable, Hashable {
         self.cached = cached
         self.hasThumbnail = hasThumbnail
         self.thumbnailCoversDisplay = thumbnailCoversDisplay
+        self.slow = slow
     }
 
     /// The condition that always holds.
@@ -53,7 +57,7 @@ public struct RuleCondition: Sendable, Hashable {
     /// True when no constraint is set: the rule matches every input.
     public var isCatchAll: Bool {
         networks == nil && expensive == nil && constrained == nil && roaming == nil && captive == nil
-            && settings.isEmpty && cached.isEmpty && hasThumbnail == nil && thumbnailCoversDisplay == nil
+            && settings.isEmpty && cached.isEmpty && hasThumbnail == nil && thumbnailCoversDisplay == nil && slow == nil
     }
 
     /// Nil when the condition holds for `input`; otherwise the first constraint that fails, in
@@ -73,6 +77,9 @@ public struct RuleCondition: Sendable, Hashable {
         }
         if let captive, captive != input.network.isCaptive {
             return input.network.isCaptive ? "the network is captive" : "the network is not captive"
+        }
+        if let slow, slow != input.isSlow {
+            return input.isSlow ? "the link is slow" : "the link is not slow (or not measured)"
         }
         for (key, wanted) in settings.sorted(by: { $0.key < $1.key }) where settingValue(key) != wanted {
             return "setting \(key) is \(wanted ? "off" : "on")"
@@ -102,6 +109,7 @@ public struct RuleCondition: Sendable, Hashable {
         if let constrained { parts.append(constrained ? "constrained" : "not constrained") }
         if let roaming { parts.append(roaming ? "roaming" : "not roaming") }
         if let captive { parts.append(captive ? "captive" : "not captive") }
+        if let slow { parts.append(slow ? "slow" : "not slow") }
         for (key, wanted) in settings.sorted(by: { $0.key < $1.key }) { parts.append("\(key) is \(wanted ? "on" : "off")") }
         for variant in Variant.allCases {
             if let wanted = cached[variant] { parts.append("\(variant) \(wanted ? "" : "not ")cached") }
