@@ -32,6 +32,7 @@ public struct HTTPDate: Sendable, Hashable, Comparable, CustomStringConvertible 
         return HTTPDate(secondsSince1970: Int64(time.tv_sec))
     }
 
+    /// Whether `lhs` is earlier than `rhs`.
     public static func < (lhs: HTTPDate, rhs: HTTPDate) -> Bool { lhs.secondsSince1970 < rhs.secondsSince1970 }
 
     /// This moment `seconds` later (saturating: never traps).
