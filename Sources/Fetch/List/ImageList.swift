@@ -36,6 +36,10 @@ import Policy
 /// // scrollViewDidScroll:         list.setVisibleRows(first..<last + 1)
 /// // scrollViewDidEndDecelerating: list.setScrollPhase(.idle)
 /// ```
+///
+/// ## See Also
+///
+/// - <doc:EmbeddingInAList>
 public final class ImageList: Sendable {
     private typealias Rows = ListRows<Task<Void, Never>>
 
@@ -55,8 +59,11 @@ public final class ImageList: Sendable {
 
     /// Creates a list that reports to `onEvent` on the main actor.
     ///
-    /// - Parameter nearRows: how many rows above and below the visible ones load at `.near`
-    ///   priority (and are reported) ahead of the prefetch plan.
+    /// - Parameters:
+    ///   - loader: decides with its policy, reachability and settings, and loads with its pipeline.
+    ///   - nearRows: how many rows above and below the visible ones load at `.near` priority (and
+    ///     are reported) ahead of the prefetch plan.
+    ///   - onEvent: what the list reports for each row, on the main actor.
     public convenience init(loader: ImageLoader, nearRows: Int = 3, onEvent: @escaping @MainActor @Sendable (RowEvent) -> Void) {
         self.init(loader: loader, nearRows: nearRows, deliveringOn: MainActor.shared) { event in
             MainActor.assumeIsolated { onEvent(event) }
@@ -65,6 +72,12 @@ public final class ImageList: Sendable {
 
     /// Creates a list that reports to `onEvent` isolated to `actor` (the handler may use
     /// `actor.assumeIsolated` to reach the actor's state).
+    ///
+    /// - Parameters:
+    ///   - loader: decides with its policy, reachability and settings, and loads with its pipeline.
+    ///   - nearRows: how many rows above and below the visible ones load at `.near` priority.
+    ///   - actor: where `onEvent` runs.
+    ///   - onEvent: what the list reports for each row.
     public convenience init(loader: ImageLoader, nearRows: Int = 3, deliveringOn actor: any Actor,
                             onEvent: @escaping @Sendable (RowEvent) -> Void) {
         self.init(loader: loader, nearRows: nearRows, deliveringOn: actor, rules: .policy(loader.policy), onEvent: onEvent)
