@@ -30,11 +30,13 @@ let package = Package(
         // The rtnetlink definitions Swift's Glibc lacks (linux/netlink.h, linux/rtnetlink.h).
         .target(name: "CNetlink"),
         // The sd-bus calls the network services watcher makes (Debian's libsystemd-dev, installed by scripts/setup.sh).
-        .target(name: "CSystemBus", linkerSettings: [.linkedLibrary("systemd")]),
+        // Not linked: libsystemd is loaded with dlopen by the first connection (docs/startup.md).
+        .target(name: "CSystemBus"),
         // The package's one lock type (pthread-based, visible to ThreadSanitizer); `package` access only.
         .target(name: "Locking"),
         // Typed wrappers over libcurl (headers: Debian's libcurl4-openssl-dev, installed by scripts/setup.sh).
-        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        // Not linked: loaded with dlopen when the first transfer starts (docs/startup.md).
+        .target(name: "CCurl"),
         // Loading what the policy decided: libcurl transport, memory and disk caches, slots.
         .target(name: "Fetch", dependencies: ["Policy", "Locking", "CCurl", .product(name: "Logging", package: "swift-log")]),
         // pixman (Debian's libpixman-1-dev, found through pkg-config): the resampler behind `Decoding`.

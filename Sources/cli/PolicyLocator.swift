@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Policy
 
 /// Finds the policy a user names: a path (anything with a `/` or ending in `.json`), or the
