@@ -4,17 +4,30 @@
 # prints both medians and the ratio (the goal: at most 2 ×). Installs hyperfine (Debian) when it
 # is missing.
 #
-# Usage: scripts/bench-startup.sh [--variants] [RUNS]   (default 200 runs of each, after 10 warm-up runs)
+# Usage: scripts/bench-startup.sh [--variants] [--baseline REV] [RUNS]
+#   RUNS        runs of each command (default 200), after 10 warm-up runs
 #   --variants  also times, in the same hyperfine run, hello-world variants that show what costs
 #               what: importing Foundation, importing FoundationEssentials, linked with libcurl,
-#               each also built with the Swift runtime linked dynamically and statically, and
-#               imgpolicy built the other way too; prints a table of medians, and each binary's
-#               size and number of shared libraries loaded.
+#               with libsystemd, with the image libraries, and the plain one and imgpolicy built
+#               with the Swift runtime linked the other way (static/dynamic); prints a table of
+#               medians with each binary's size and number of shared libraries (ldd).
+#   --baseline REV  also times the decision of imgpolicy as of git revision REV (e.g. a commit
+#               before a start-up change), built the same way from `git archive REV`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 variants=0
-if [ "${1:-}" = --variants ]; then variants=1; shift; fi
+baseline=
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --variants) variants=1; shift ;;
+        --baseline)
+            [ $# -ge 2 ] || { echo "bench-startup.sh: --baseline needs a git revision" >&2; exit 64; }
+            git rev-parse --verify --quiet "$2^{commit}" >/dev/null || { echo "bench-startup.sh: --baseline $2: not a git revision" >&2; exit 64; }
+            baseline="$2"; shift 2 ;;
+        *) break ;;
+    esac
+done
 runs="${1:-200}"
 case "$runs" in
     '' | *[!0-9]*) echo "bench-startup.sh: RUNS must be a whole number, not '$runs' (usage: scripts/bench-startup.sh [--variants] [RUNS])" >&2; exit 64 ;;
@@ -33,6 +46,9 @@ fi
 # shellcheck source=release-flags.sh
 source scripts/release-flags.sh
 scratch="$root/.build-startup"
+# The other way of linking the Swift runtime than release_flags (for --variants).
+if [[ " ${release_flags[*]} " == *" --static-swift-stdlib "* ]]; then other=(); this=static; that=dynamic
+else other=(--static-swift-stdlib); this=dynamic; that=static; fi
 
 # build LABEL SCRATCH PACKAGE FLAGS... : a release build; sets $bin_path.
 build() {
@@ -43,7 +59,7 @@ build() {
     bin_path="$(swift build -c release --package-path "$package" --scratch-path "$scratch_path" "$@" --show-bin-path)"
 }
 
-build "imgpolicy" "$root/.build" "$root" --product imgpolicy "${release_flags[@]}"
+build "imgpolicy" "$scratch/imgpolicy-$this" "$root" --product imgpolicy "${release_flags[@]}"
 imgpolicy="$bin_path/imgpolicy"
 
 # The hello-world programs: a package of their own, built with the same command and toolchain.
@@ -58,6 +74,11 @@ let package = Package(name: "hello", targets: [
     .executableTarget(name: "hello-foundation"),
     .executableTarget(name: "hello-essentials"),
     .executableTarget(name: "hello-curl", linkerSettings: [.linkedLibrary("curl")]),
+    .executableTarget(name: "hello-systemd", linkerSettings: [.linkedLibrary("systemd")]),
+    .executableTarget(name: "hello-images", linkerSettings: [
+        .linkedLibrary("turbojpeg"), .linkedLibrary("png16"), .linkedLibrary("webp"), .linkedLibrary("gif"),
+        .linkedLibrary("pixman-1"),
+    ]),
 ])
 EOF
 write_main() { mkdir -p "$hello_package/Sources/$1"; printf '%s\n' "${@:2}" >"$hello_package/Sources/$1/main.swift"; }
@@ -66,9 +87,12 @@ write_main hello 'print("hello, world")'
 write_main hello-foundation 'import Foundation' 'if ProcessInfo.processInfo.processIdentifier > 0 { print("hello, world") }'
 write_main hello-essentials 'import FoundationEssentials' 'if ProcessInfo.processInfo.processIdentifier > 0 { print("hello, world") }'
 write_main hello-curl 'print("hello, world")'
+write_main hello-systemd 'print("hello, world")'
+write_main hello-images 'print("hello, world")'
 
 build "hello world" "$scratch/hello-build" "$hello_package" "${release_flags[@]}"
 hello="$bin_path/hello"
+hello_bin="$bin_path"
 
 cache="$(mktemp -d "${TMPDIR:-/tmp}/imgpolicy-startup-cache.XXXXXX")"
 results="$(mktemp "${TMPDIR:-/tmp}/imgpolicy-startup.XXXXXX.json")"
@@ -79,35 +103,40 @@ decision=(--network wifi --item "$root/examples/item.json" --cache-dir "$cache")
 commands=(--command-name decision "$(printf '%q ' "$imgpolicy" "${decision[@]}")"
           --command-name hello-world "$(printf '%q' "$hello")")
 if [ "$variants" = 1 ]; then
-    # The other way of linking the Swift runtime than release_flags.
-    if [ "${#release_flags[@]}" -eq 0 ]; then other=(--static-swift-stdlib); this=dynamic; that=static
-    else other=(); this=static; that=dynamic; fi
-    hello_bin="$bin_path"
     build "hello world, $that Swift runtime" "$scratch/hello-build-$that" "$hello_package" "${other[@]}"
     other_hello_bin="$bin_path"
     build "imgpolicy, $that Swift runtime" "$scratch/imgpolicy-$that" "$root" --product imgpolicy "${other[@]}"
     other_imgpolicy="$bin_path/imgpolicy"
     commands+=(--command-name "decision ($that runtime)" "$(printf '%q ' "$other_imgpolicy" "${decision[@]}")")
-    for name in hello-foundation hello-essentials hello-curl; do
+    for name in hello-foundation hello-essentials hello-curl hello-systemd hello-images; do
         commands+=(--command-name "$name" "$(printf '%q' "$hello_bin/$name")")
     done
-    for name in hello hello-foundation hello-essentials hello-curl; do
-        commands+=(--command-name "$name ($that runtime)" "$(printf '%q' "$other_hello_bin/$name")")
-    done
+    commands+=(--command-name "hello ($that runtime)" "$(printf '%q' "$other_hello_bin/hello")")
+fi
+if [ -n "$baseline" ]; then
+    # The decision as of REV: its sources from git, built the same way in a folder of their own.
+    baseline_source="$scratch/baseline-source"
+    rm -rf "$baseline_source"
+    mkdir -p "$baseline_source"
+    git archive "$baseline" | tar -x -C "$baseline_source"
+    build "imgpolicy as of $baseline" "$scratch/baseline-build" "$baseline_source" --product imgpolicy "${release_flags[@]}"
+    baseline_imgpolicy="$bin_path/imgpolicy"
+    commands+=(--command-name "decision ($baseline)" "$(printf '%q ' "$baseline_imgpolicy" "${decision[@]}")")
 fi
 
 # Every run starts with an empty cache folder (a decision opens the cache, which writes its marker).
 hyperfine --shell=none --warmup 10 --runs "$runs" --style basic --export-json "$results" \
     --prepare "find $(printf '%q' "$cache") -mindepth 1 -delete" "${commands[@]}"
 
-if [ "$variants" = 1 ]; then
+if [ "$variants" = 1 ] || [ -n "$baseline" ]; then
     echo
-    echo "| binary ($this Swift runtime unless said) | median ms | × hello world | size MB | shared libraries loaded |"
+    echo "| binary ($this Swift runtime unless said) | median ms | × hello world | size MB | shared libraries (ldd) |"
     echo "|---|---:|---:|---:|---:|"
     jq -r '.results[] | "\(.command)\t\(.median)"' "$results" | while IFS=$'\t' read -r name median; do
         case "$name" in
             decision) file="$imgpolicy" ;;
             "decision ($that runtime)") file="$other_imgpolicy" ;;
+            "decision ($baseline)") file="$baseline_imgpolicy" ;;
             hello-world) file="$hello" ;;
             *"($that runtime)") file="$other_hello_bin/${name%% *}" ;;
             *) file="$hello_bin/$name" ;;
