@@ -42,12 +42,9 @@ let package = Package(
         // pixman (Debian's libpixman-1-dev, found through pkg-config): the resampler behind `Decoding`.
         .systemLibrary(name: "CPixman", pkgConfig: "pixman-1", providers: [.apt(["libpixman-1-dev"])]),
         // Typed wrappers over the image libraries (Debian's libturbojpeg0-dev, libpng-dev, libwebp-dev,
-        // libgif-dev; installed by scripts/setup.sh). Every setjmp stays in C.
-        .target(
-            name: "CImageCodecs",
-            dependencies: ["CPixman"],
-            linkerSettings: [.linkedLibrary("turbojpeg"), .linkedLibrary("png16"), .linkedLibrary("webp"), .linkedLibrary("gif")]
-        ),
+        // libgif-dev; installed by scripts/setup.sh). Every setjmp stays in C. The codecs are not
+        // linked: each is loaded with dlopen when its format is first used (docs/startup.md).
+        .target(name: "CImageCodecs", dependencies: ["CPixman"]),
         // Images at display size: decoding JPEG, PNG, WebP and GIF, downsampling, EXIF orientation,
         // a pixel cache. Apart from `Fetch`, which keeps building without the image libraries.
         .target(name: "Decoding", dependencies: ["CImageCodecs", "Locking", .product(name: "Logging", package: "swift-log")]),

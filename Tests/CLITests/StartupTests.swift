@@ -2,8 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 
-/// What a run of the command loads (docs/startup.md): a decision loads neither libcurl, libsystemd
-/// nor Foundation's internationalization and ICU; `--fetch` loads libcurl only when it transfers;
+/// What a run of the command loads (docs/startup.md): a decision loads neither libcurl, libsystemd,
+/// Foundation's internationalization and ICU nor the image codecs (`--size` loads those:
+/// SizeOptionTests); `--fetch` loads libcurl only when it transfers;
 /// without libcurl, a fetch fails in one line. Read from the dynamic loader itself
 /// (`LD_DEBUG=libs` lists every shared library it initialises), so that linking one of them
 /// again, directly or through a dependency, fails these tests.
@@ -36,8 +37,9 @@ struct StartupTests {
 
     static let fetchOnly = ["libcurl", "libssl", "libcrypto", "libnghttp2", "libssh", "libgssapi", "libldap", "librtmp"]
     static let internationalization = ["libFoundation.so", "libFoundationInternationalization", "lib_FoundationICU", "libicu"]
+    static let codecs = ["libturbojpeg", "libpng16", "libwebp", "libgif"]
 
-    @Test func aDecisionLoadsNeitherLibcurlNorLibsystemdNorICU() async throws {
+    @Test func aDecisionLoadsNeitherLibcurlNorLibsystemdNorICUNorTheCodecs() async throws {
         let item = try cli.home.write(#"{"id": "x", "original": "https://images.example.com/x.jpg"}"#, to: "item.json")
         let (result, libraries) = try await runListingLibraries(["--network", "wifi", "--item", item, "--cache-dir", cli.home.file("cache")])
         #expect(result.status == 0)
@@ -45,6 +47,7 @@ struct StartupTests {
         #expect(Self.loaded(Self.fetchOnly, in: libraries) == [])
         #expect(Self.loaded(["libsystemd"], in: libraries) == [])
         #expect(Self.loaded(Self.internationalization, in: libraries) == [])
+        #expect(Self.loaded(Self.codecs, in: libraries) == [])
     }
 
     @Test func aFetchLoadsLibcurlOnlyWhenItTransfers() async throws {
