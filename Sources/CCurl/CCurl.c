@@ -10,8 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
+#include <fcntl.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/eventfd.h>
+#endif
 
 // MARK: - The table
 
@@ -51,7 +54,11 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 static void load_library(void) {
     const char *file = getenv("IMGPOLICY_LIBCURL");
+#ifdef __APPLE__
+    if (!file || !*file) file = "libcurl.4.dylib";
+#else
     if (!file || !*file) file = "libcurl.so.4";
+#endif
     void *library = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (!library) {
         const char *reason = dlerror();
@@ -79,7 +86,7 @@ static void load_library(void) {
         snprintf(table.error, sizeof table.error, "libcurl could not be initialised (curl_global_init: curl %d)", (int)code);
         return;
     }
-    table.loaded = 1;
+    __atomic_store_n(&table.loaded, 1, __ATOMIC_RELEASE);
 }
 
 const char *imgp_curl_load(void) {
@@ -198,10 +205,11 @@ CURLcode imgp_easy_getinfo_string(CURL *handle, CURLINFO info, char **value) {
 // What `curl_multi_init` returns: the real multi handle exists from the first transfer added on.
 // Like libcurl's, used by one thread at a time, except `curl_multi_wakeup` (any thread, any time
 // while the handle lives): wake-ups go through an eventfd that every poll watches, before and
-// after the real handle exists, so none is lost in between.
+// after the real handle exists, so none is lost in between (a pipe where there is no eventfd).
 typedef struct stand_in_multi {
     CURLM *real;
-    int wake_fd;
+    int wake_fd;        // polled and drained
+    int wake_write_fd;  // written to: wake_fd itself for an eventfd
     struct { CURLMoption option; long value; } options[8];
     int option_count;
     failed_easy *failed;  // stand-in easy handles added (libcurl could not be loaded)
@@ -211,11 +219,25 @@ typedef struct stand_in_multi {
 CURLM *curl_multi_init(void) {
     stand_in_multi *multi = calloc(1, sizeof *multi);
     if (!multi) return NULL;
-    multi->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+#ifdef __linux__
+    multi->wake_fd = multi->wake_write_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (multi->wake_fd < 0) {
         free(multi);
         return NULL;
     }
+#else
+    int ends[2];
+    if (pipe(ends) != 0) {
+        free(multi);
+        return NULL;
+    }
+    for (int index = 0; index < 2; index++) {
+        fcntl(ends[index], F_SETFL, fcntl(ends[index], F_GETFL) | O_NONBLOCK);
+        fcntl(ends[index], F_SETFD, FD_CLOEXEC);
+    }
+    multi->wake_fd = ends[0];
+    multi->wake_write_fd = ends[1];
+#endif
     return multi;
 }
 
@@ -224,6 +246,7 @@ CURLMcode curl_multi_cleanup(CURLM *handle) {
     if (!multi) return CURLM_BAD_HANDLE;
     CURLMcode code = multi->real ? table.multi_cleanup(multi->real) : CURLM_OK;
     close(multi->wake_fd);
+    if (multi->wake_write_fd != multi->wake_fd) close(multi->wake_write_fd);
     free(multi);
     return code;
 }
@@ -316,8 +339,8 @@ CURLMsg *curl_multi_info_read(CURLM *handle, int *msgs_in_queue) {
 }
 
 static void drain(int fd) {
-    uint64_t count;
-    while (read(fd, &count, sizeof count) > 0) {}
+    uint64_t count[8];
+    while (read(fd, count, sizeof count) > 0) {}
 }
 
 CURLMcode curl_multi_poll(CURLM *handle, struct curl_waitfd extra_fds[], unsigned int extra_nfds, int timeout_ms,
@@ -388,9 +411,9 @@ CURLMcode curl_multi_wakeup(CURLM *handle) {
     uint64_t one = 1;
     ssize_t written;
     do {
-        written = write(multi->wake_fd, &one, sizeof one);
+        written = write(multi->wake_write_fd, &one, sizeof one);
     } while (written < 0 && errno == EINTR);
-    // EAGAIN: the counter is full, so a wake-up is pending already.
+    // EAGAIN: the counter (or the pipe) is full, so a wake-up is pending already.
     return written < 0 && errno != EAGAIN ? CURLM_WAKEUP_FAILURE : CURLM_OK;
 }
 
