@@ -32,22 +32,21 @@ let package = Package(
         // The rtnetlink definitions Swift's Glibc lacks (linux/netlink.h, linux/rtnetlink.h).
         .target(name: "CNetlink"),
         // The sd-bus calls the network services watcher makes (Debian's libsystemd-dev, installed by scripts/setup.sh).
-        .target(name: "CSystemBus", linkerSettings: [.linkedLibrary("systemd")]),
+        // Not linked: libsystemd is loaded with dlopen by the first connection (docs/startup.md).
+        .target(name: "CSystemBus"),
         // The package's one lock type (pthread-based, visible to ThreadSanitizer); `package` access only.
         .target(name: "Locking"),
         // Typed wrappers over libcurl (headers: Debian's libcurl4-openssl-dev, installed by scripts/setup.sh).
-        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        // Not linked: loaded with dlopen when the first transfer starts (docs/startup.md).
+        .target(name: "CCurl"),
         // Loading what the policy decided: libcurl transport, memory and disk caches, slots.
         .target(name: "Fetch", dependencies: ["Policy", "Locking", "CCurl", .product(name: "Logging", package: "swift-log")]),
         // pixman (Debian's libpixman-1-dev, found through pkg-config): the resampler behind `Decoding`.
         .systemLibrary(name: "CPixman", pkgConfig: "pixman-1", providers: [.apt(["libpixman-1-dev"])]),
         // Typed wrappers over the image libraries (Debian's libturbojpeg0-dev, libpng-dev, libwebp-dev,
-        // libgif-dev; installed by scripts/setup.sh). Every setjmp stays in C.
-        .target(
-            name: "CImageCodecs",
-            dependencies: ["CPixman"],
-            linkerSettings: [.linkedLibrary("turbojpeg"), .linkedLibrary("png16"), .linkedLibrary("webp"), .linkedLibrary("gif")]
-        ),
+        // libgif-dev; installed by scripts/setup.sh). Every setjmp stays in C. The codecs are not
+        // linked: each is loaded with dlopen when its format is first used (docs/startup.md).
+        .target(name: "CImageCodecs", dependencies: ["CPixman"]),
         // Images at display size: decoding JPEG, PNG, WebP and GIF, downsampling, EXIF orientation,
         // a pixel cache. Apart from `Fetch`, which keeps building without the image libraries.
         .target(name: "Decoding", dependencies: ["CImageCodecs", "Locking", .product(name: "Logging", package: "swift-log")]),

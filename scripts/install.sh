@@ -52,9 +52,12 @@ case "$scratch" in
     /*) ;;
     *) scratch="$root/$scratch" ;;
 esac
-report "building the release binary (swift build -c release --scratch-path $scratch)"
-swift build -c release --scratch-path "$scratch" || fail "the release build failed (see above); nothing was installed"
-bin="$(swift build -c release --scratch-path "$scratch" --show-bin-path)/imgpolicy"
+# The release flags (scripts/release-flags.sh), shared with scripts/bench-startup.sh.
+# shellcheck source=release-flags.sh
+source scripts/release-flags.sh
+report "building the release binary (swift build -c release ${release_flags[*]} --scratch-path $scratch)"
+swift build -c release "${release_flags[@]}" --scratch-path "$scratch" || fail "the release build failed (see above); nothing was installed"
+bin="$(swift build -c release "${release_flags[@]}" --scratch-path "$scratch" --show-bin-path)/imgpolicy"
 [ -x "$bin" ] || fail "the release build left no executable at $bin; nothing was installed"
 
 # Everything is made in a staging folder first, so that a failure installs nothing.

@@ -12,6 +12,124 @@
 
 #include <pixman.h>
 
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+// MARK: - Loading the libraries
+
+// TurboJPEG, libpng, libwebp and giflib are not linked: each is loaded with dlopen the first
+// time a function of its format runs, so that a process that decodes nothing (a decision of the
+// command) does not load them (docs/startup.md). pixman stays linked (its headers come through
+// pkg-config, which links it too). A library that cannot be loaded makes its functions return
+// IMGC_UNSUPPORTED with "libpng16.so.16 could not be loaded (…)" as the message.
+typedef struct {
+    const char *file;
+    const char *const *names;
+    void **slots;
+    size_t count;
+    int loaded;
+    char error[IMGC_MESSAGE_CAPACITY];
+} codec_library;
+
+static void load_codec_library(codec_library *library) {
+    void *handle = dlopen(library->file, RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+        const char *reason = dlerror();
+        snprintf(library->error, sizeof library->error, "%s could not be loaded (%s)", library->file,
+                 reason ? reason : "dlopen failed");
+        return;
+    }
+    for (size_t index = 0; index < library->count; index++) {
+        library->slots[index] = dlsym(handle, library->names[index]);
+        if (library->slots[index] == NULL) {
+            snprintf(library->error, sizeof library->error, "%s has no %s", library->file, library->names[index]);
+            return;
+        }
+    }
+    library->loaded = 1;
+}
+
+#define CODEC_FIELD(name) void *name;
+#define CODEC_NAME(name) #name,
+// One library: its table of pointers (`table.name`), its names, and `ready(message)`, which
+// loads it once (thread-safe) and says whether it can be used.
+#define CODEC_LIBRARY(table, file_name, FUNCTIONS)                                                     \
+    static struct { FUNCTIONS(CODEC_FIELD) } table;                                                    \
+    static const char *const table##_names[] = {FUNCTIONS(CODEC_NAME)};                                \
+    static codec_library table##_library = {file_name, table##_names, (void **)&table,                 \
+                                            sizeof table##_names / sizeof table##_names[0], 0, {0}};   \
+    static pthread_once_t table##_once = PTHREAD_ONCE_INIT;                                            \
+    static void table##_load(void) { load_codec_library(&table##_library); }                           \
+    static int table##_ready(char *message) {                                                          \
+        pthread_once(&table##_once, table##_load);                                                     \
+        if (table##_library.loaded) return 1;                                                          \
+        if (message != NULL) snprintf(message, IMGC_MESSAGE_CAPACITY, "%s", table##_library.error);    \
+        return 0;                                                                                      \
+    }
+
+#define JPEG_FUNCTIONS(X)                                                                              \
+    X(tjInitDecompress) X(tjGetErrorStr2) X(tjDecompressHeader3) X(tjDestroy) X(tjDecompress2)          \
+    X(tjInitCompress) X(tjCompress2) X(tjFree)
+#define PNG_FUNCTIONS(X)                                                                               \
+    X(png_image_begin_read_from_memory) X(png_image_finish_read) X(png_image_free) X(png_image_write_to_memory)
+#define WEBP_FUNCTIONS(X)                                                                              \
+    X(WebPDecode) X(WebPEncodeLosslessRGBA) X(WebPEncodeRGBA) X(WebPFree) X(WebPFreeDecBuffer)          \
+    X(WebPGetFeaturesInternal) X(WebPInitDecoderConfigInternal)
+#define GIF_FUNCTIONS(X)                                                                               \
+    X(DGifCloseFile) X(DGifGetExtension) X(DGifGetExtensionNext) X(DGifGetImageDesc) X(DGifGetLine)     \
+    X(DGifGetRecordType) X(DGifOpen) X(EGifCloseFile) X(EGifGCBToExtension) X(EGifOpen)                 \
+    X(EGifPutExtension) X(EGifPutImageDesc) X(EGifPutLine) X(EGifPutScreenDesc) X(EGifSetGifVersion)    \
+    X(GifErrorString) X(GifFreeMapObject) X(GifMakeMapObject)
+
+CODEC_LIBRARY(jpeg_table, "libturbojpeg.so.0", JPEG_FUNCTIONS)
+CODEC_LIBRARY(png_table, "libpng16.so.16", PNG_FUNCTIONS)
+CODEC_LIBRARY(webp_table, "libwebp.so.7", WEBP_FUNCTIONS)
+CODEC_LIBRARY(gif_table, "libgif.so.7", GIF_FUNCTIONS)
+
+// From here on, each library call goes through its table, with the library's own signature.
+#define CODEC_CALL(table, name) ((__typeof__(&name))table.name)
+#define tjInitDecompress CODEC_CALL(jpeg_table, tjInitDecompress)
+#define tjGetErrorStr2 CODEC_CALL(jpeg_table, tjGetErrorStr2)
+#define tjDecompressHeader3 CODEC_CALL(jpeg_table, tjDecompressHeader3)
+#define tjDestroy CODEC_CALL(jpeg_table, tjDestroy)
+#define tjDecompress2 CODEC_CALL(jpeg_table, tjDecompress2)
+#define tjInitCompress CODEC_CALL(jpeg_table, tjInitCompress)
+#define tjCompress2 CODEC_CALL(jpeg_table, tjCompress2)
+#define tjFree CODEC_CALL(jpeg_table, tjFree)
+#define png_image_begin_read_from_memory CODEC_CALL(png_table, png_image_begin_read_from_memory)
+#define png_image_finish_read CODEC_CALL(png_table, png_image_finish_read)
+#define png_image_free CODEC_CALL(png_table, png_image_free)
+#define png_image_write_to_memory CODEC_CALL(png_table, png_image_write_to_memory)
+#define WebPDecode CODEC_CALL(webp_table, WebPDecode)
+#define WebPEncodeLosslessRGBA CODEC_CALL(webp_table, WebPEncodeLosslessRGBA)
+#define WebPEncodeRGBA CODEC_CALL(webp_table, WebPEncodeRGBA)
+#define WebPFree CODEC_CALL(webp_table, WebPFree)
+#define WebPFreeDecBuffer CODEC_CALL(webp_table, WebPFreeDecBuffer)
+// Inline in webp/decode.h, over the library's *Internal functions.
+#define WebPGetFeatures(data, size, features)                                                          \
+    (CODEC_CALL(webp_table, WebPGetFeaturesInternal)((data), (size), (features), WEBP_DECODER_ABI_VERSION))
+#define WebPInitDecoderConfig(config)                                                                  \
+    (CODEC_CALL(webp_table, WebPInitDecoderConfigInternal)((config), WEBP_DECODER_ABI_VERSION))
+#define DGifCloseFile CODEC_CALL(gif_table, DGifCloseFile)
+#define DGifGetExtension CODEC_CALL(gif_table, DGifGetExtension)
+#define DGifGetExtensionNext CODEC_CALL(gif_table, DGifGetExtensionNext)
+#define DGifGetImageDesc CODEC_CALL(gif_table, DGifGetImageDesc)
+#define DGifGetLine CODEC_CALL(gif_table, DGifGetLine)
+#define DGifGetRecordType CODEC_CALL(gif_table, DGifGetRecordType)
+#define DGifOpen CODEC_CALL(gif_table, DGifOpen)
+#define EGifCloseFile CODEC_CALL(gif_table, EGifCloseFile)
+#define EGifGCBToExtension CODEC_CALL(gif_table, EGifGCBToExtension)
+#define EGifOpen CODEC_CALL(gif_table, EGifOpen)
+#define EGifPutExtension CODEC_CALL(gif_table, EGifPutExtension)
+#define EGifPutImageDesc CODEC_CALL(gif_table, EGifPutImageDesc)
+#define EGifPutLine CODEC_CALL(gif_table, EGifPutLine)
+#define EGifPutScreenDesc CODEC_CALL(gif_table, EGifPutScreenDesc)
+#define EGifSetGifVersion CODEC_CALL(gif_table, EGifSetGifVersion)
+#define GifErrorString CODEC_CALL(gif_table, GifErrorString)
+#define GifFreeMapObject CODEC_CALL(gif_table, GifFreeMapObject)
+#define GifMakeMapObject CODEC_CALL(gif_table, GifMakeMapObject)
+
 static void copy_message(char *message, const char *text) {
     if (message == NULL) return;
     if (text == NULL) text = "";
@@ -44,6 +162,7 @@ void imgc_free(uint8_t *buffer) { free(buffer); }
 // MARK: - JPEG (TurboJPEG: libjpeg's setjmp is inside the library)
 
 imgc_status imgc_jpeg_info(const uint8_t *data, size_t size, int *width, int *height, char *message) {
+    if (!jpeg_table_ready(message)) return IMGC_UNSUPPORTED;
     if (size > ULONG_MAX) { copy_message(message, "too many bytes"); return IMGC_BAD_ARGUMENT; }
     tjhandle handle = tjInitDecompress();
     if (handle == NULL) { copy_message(message, tjGetErrorStr2(NULL)); return IMGC_NO_MEMORY; }
@@ -56,6 +175,7 @@ imgc_status imgc_jpeg_info(const uint8_t *data, size_t size, int *width, int *he
 
 imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int height,
                              uint8_t *pixels, size_t stride, size_t capacity, char *message) {
+    if (!jpeg_table_ready(message)) return IMGC_UNSUPPORTED;
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     if (size > ULONG_MAX) { copy_message(message, "too many bytes"); return IMGC_BAD_ARGUMENT; }
     tjhandle handle = tjInitDecompress();
@@ -69,6 +189,7 @@ imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int he
 
 imgc_status imgc_jpeg_encode(const uint8_t *pixels, int width, int height, size_t stride, int quality,
                              uint8_t **output, size_t *count, char *message) {
+    if (!jpeg_table_ready(message)) return IMGC_UNSUPPORTED;
     if (width <= 0 || height <= 0 || stride > INT_MAX) return IMGC_BAD_ARGUMENT;
     tjhandle handle = tjInitCompress();
     if (handle == NULL) { copy_message(message, tjGetErrorStr2(NULL)); return IMGC_NO_MEMORY; }
@@ -102,6 +223,7 @@ static imgc_status png_begin(png_image *image, const uint8_t *data, size_t size,
 }
 
 imgc_status imgc_png_info(const uint8_t *data, size_t size, int *width, int *height, char *message) {
+    if (!png_table_ready(message)) return IMGC_UNSUPPORTED;
     png_image image;
     imgc_status status = png_begin(&image, data, size, message);
     if (status != IMGC_OK) return status;
@@ -113,6 +235,7 @@ imgc_status imgc_png_info(const uint8_t *data, size_t size, int *width, int *hei
 
 imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int height,
                             uint8_t *pixels, size_t stride, size_t capacity, char *message) {
+    if (!png_table_ready(message)) return IMGC_UNSUPPORTED;
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     png_image image;
     imgc_status status = png_begin(&image, data, size, message);
@@ -134,6 +257,7 @@ imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int hei
 
 imgc_status imgc_png_encode(const uint8_t *pixels, int width, int height, size_t stride,
                             uint8_t **output, size_t *count, char *message) {
+    if (!png_table_ready(message)) return IMGC_UNSUPPORTED;
     if (width <= 0 || height <= 0 || stride > INT_MAX) return IMGC_BAD_ARGUMENT;
     png_image image;
     memset(&image, 0, sizeof image);
@@ -177,6 +301,7 @@ static const char *webp_status_text(VP8StatusCode status) {
 }
 
 imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *animated, char *message) {
+    if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
     WebPBitstreamFeatures features;
     VP8StatusCode status = WebPGetFeatures(data, size, &features);
     if (status != VP8_STATUS_OK) { copy_message(message, webp_status_text(status)); return IMGC_CORRUPT; }
@@ -188,6 +313,7 @@ imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *he
 
 imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int height,
                              uint8_t *pixels, size_t stride, size_t capacity, char *message) {
+    if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     WebPDecoderConfig config;
     if (!WebPInitDecoderConfig(&config)) { copy_message(message, "libwebp version mismatch"); return IMGC_BAD_ARGUMENT; }
@@ -215,6 +341,7 @@ imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int he
 
 imgc_status imgc_webp_encode(const uint8_t *pixels, int width, int height, size_t stride, int quality,
                              uint8_t **output, size_t *count, char *message) {
+    if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
     if (width <= 0 || height <= 0 || stride > INT_MAX) return IMGC_BAD_ARGUMENT;
     uint8_t *webp = NULL;
     size_t size = quality > 100 ? WebPEncodeLosslessRGBA(pixels, width, height, (int)stride, &webp)
@@ -258,6 +385,7 @@ static imgc_status gif_fail(GifFileType *gif, char *message) {
 }
 
 imgc_status imgc_gif_info(const uint8_t *data, size_t size, int *width, int *height, char *message) {
+    if (!gif_table_ready(message)) return IMGC_UNSUPPORTED;
     gif_reader reader = {data, size, 0};
     GifFileType *gif = gif_open(&reader, message);
     if (gif == NULL) return IMGC_CORRUPT;
@@ -320,6 +448,7 @@ static imgc_status gif_frame(GifFileType *gif, int transparent, int width, int h
 
 imgc_status imgc_gif_decode(const uint8_t *data, size_t size, int width, int height,
                             uint8_t *pixels, size_t stride, size_t capacity, char *message) {
+    if (!gif_table_ready(message)) return IMGC_UNSUPPORTED;
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     gif_reader reader = {data, size, 0};
     GifFileType *gif = gif_open(&reader, message);
@@ -378,6 +507,7 @@ static int gif_write(GifFileType *gif, const GifByteType *bytes, int length) {
 
 imgc_status imgc_gif_encode(const uint8_t *pixels, int width, int height, size_t stride,
                             uint8_t **output, size_t *count, char *message) {
+    if (!gif_table_ready(message)) return IMGC_UNSUPPORTED;
     if (width <= 0 || height <= 0 || width > 65535 || height > 65535) return IMGC_BAD_ARGUMENT;
     ColorMapObject *map = GifMakeMapObject(256, NULL);
     GifPixelType *indices = malloc((size_t)width * (size_t)height);

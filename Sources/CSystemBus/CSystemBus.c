@@ -6,7 +6,74 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <systemd/sd-bus.h>
+
+// libsystemd is not linked: it is loaded with dlopen (libsystemd.so.0) by the first
+// csysbus_open, so that a process that never reads the system bus (a decision with --network
+// wifi) does not load it. Each sd_bus_* name below is a pointer of the table, resolved once.
+#define CSYSBUS_FUNCTIONS(X)                                                                          \
+    X(sd_bus_add_match) X(sd_bus_call_method) X(sd_bus_close_unref) X(sd_bus_error_free)               \
+    X(sd_bus_error_is_set) X(sd_bus_get_events) X(sd_bus_get_fd) X(sd_bus_get_property_trivial)        \
+    X(sd_bus_get_timeout) X(sd_bus_is_ready) X(sd_bus_message_enter_container)                         \
+    X(sd_bus_message_exit_container) X(sd_bus_message_read_basic) X(sd_bus_message_skip)               \
+    X(sd_bus_message_unref) X(sd_bus_new) X(sd_bus_process) X(sd_bus_set_address)                      \
+    X(sd_bus_set_bus_client) X(sd_bus_set_method_call_timeout) X(sd_bus_start) X(sd_bus_wait)
+
+static struct {
+#define CSYSBUS_FIELD(name) __typeof__(&name) name;
+    CSYSBUS_FUNCTIONS(CSYSBUS_FIELD)
+#undef CSYSBUS_FIELD
+    int loaded;
+    char error[300];
+} systemd;
+
+static pthread_once_t systemd_once = PTHREAD_ONCE_INIT;
+
+static void load_systemd(void) {
+    void *library = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        const char *reason = dlerror();
+        snprintf(systemd.error, sizeof systemd.error, "libsystemd could not be loaded (%s)",
+                 reason ? reason : "libsystemd.so.0");
+        return;
+    }
+#define CSYSBUS_RESOLVE(name)                                                                         \
+    *(void **)(&systemd.name) = dlsym(library, #name);                                                \
+    if (systemd.name == NULL) {                                                                       \
+        snprintf(systemd.error, sizeof systemd.error, "libsystemd.so.0 has no " #name);               \
+        return;                                                                                       \
+    }
+    CSYSBUS_FUNCTIONS(CSYSBUS_RESOLVE)
+#undef CSYSBUS_RESOLVE
+    systemd.loaded = 1;
+}
+
+// From here on, every sd_bus_* call goes through the table.
+#define CSYSBUS_REDIRECT(name) (systemd.name)
+#define sd_bus_add_match CSYSBUS_REDIRECT(sd_bus_add_match)
+#define sd_bus_call_method CSYSBUS_REDIRECT(sd_bus_call_method)
+#define sd_bus_close_unref CSYSBUS_REDIRECT(sd_bus_close_unref)
+#define sd_bus_error_free CSYSBUS_REDIRECT(sd_bus_error_free)
+#define sd_bus_error_is_set CSYSBUS_REDIRECT(sd_bus_error_is_set)
+#define sd_bus_get_events CSYSBUS_REDIRECT(sd_bus_get_events)
+#define sd_bus_get_fd CSYSBUS_REDIRECT(sd_bus_get_fd)
+#define sd_bus_get_property_trivial CSYSBUS_REDIRECT(sd_bus_get_property_trivial)
+#define sd_bus_get_timeout CSYSBUS_REDIRECT(sd_bus_get_timeout)
+#define sd_bus_is_ready CSYSBUS_REDIRECT(sd_bus_is_ready)
+#define sd_bus_message_enter_container CSYSBUS_REDIRECT(sd_bus_message_enter_container)
+#define sd_bus_message_exit_container CSYSBUS_REDIRECT(sd_bus_message_exit_container)
+#define sd_bus_message_read_basic CSYSBUS_REDIRECT(sd_bus_message_read_basic)
+#define sd_bus_message_skip CSYSBUS_REDIRECT(sd_bus_message_skip)
+#define sd_bus_message_unref CSYSBUS_REDIRECT(sd_bus_message_unref)
+#define sd_bus_new CSYSBUS_REDIRECT(sd_bus_new)
+#define sd_bus_process CSYSBUS_REDIRECT(sd_bus_process)
+#define sd_bus_set_address CSYSBUS_REDIRECT(sd_bus_set_address)
+#define sd_bus_set_bus_client CSYSBUS_REDIRECT(sd_bus_set_bus_client)
+#define sd_bus_set_method_call_timeout CSYSBUS_REDIRECT(sd_bus_set_method_call_timeout)
+#define sd_bus_start CSYSBUS_REDIRECT(sd_bus_start)
+#define sd_bus_wait CSYSBUS_REDIRECT(sd_bus_wait)
 
 struct csysbus {
     sd_bus *bus;
@@ -70,6 +137,11 @@ static int start_within(sd_bus *bus, uint64_t timeout_usec) {
 int csysbus_open(const char *address, uint64_t call_timeout_usec, int *dirty, csysbus **out,
                  char *message, size_t message_size) {
     *out = NULL;
+    pthread_once(&systemd_once, load_systemd);
+    if (!systemd.loaded) {
+        copy_message(message, message_size, systemd.error);
+        return -ELIBACC;
+    }
     sd_bus *bus = NULL;
     if (address == NULL) {
         const char *variable = getenv("DBUS_SYSTEM_BUS_ADDRESS");

@@ -1,6 +1,10 @@
 import ArgumentParser
 import Fetch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `imgpolicy cache stats|list|clear`: the disk cache.
 struct CacheCommand: ParsableCommand {

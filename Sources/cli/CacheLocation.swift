@@ -1,6 +1,10 @@
 import ArgumentParser
 import Fetch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import Policy
 
@@ -35,8 +39,7 @@ struct CacheLocation: ParsableArguments {
     /// Opens the cache only if its folder exists (a decision should not create folders); no
     /// folder at all is no cache.
     func openIfPresent(logger: Logger = .disabled) throws -> DiskCache? {
-        var isFolder: ObjCBool = false
-        guard let folder, FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else { return nil }
+        guard let folder, FileKind(path: folder, followingLinks: true) == .directory else { return nil }
         return try open(logger: logger)
     }
 }

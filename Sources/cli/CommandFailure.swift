@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Policy
 
 /// The exit statuses of `imgpolicy` (from BSD's sysexits.h), as documented in README.md.
@@ -47,11 +51,11 @@ struct CommandFailure: Error {
     /// Prints the message (unless it is empty: already reported) as one line with its control
     /// characters escaped, and exits with the status.
     func exit() -> Never {
-        guard !message.isEmpty else { Foundation.exit(status.rawValue) }
+        guard !message.isEmpty else { exitProcess(status.rawValue) }
         // Messages quote file contents, names and arguments: escaped, so that they stay one line.
         let line = "imgpolicy: " + TerminalText.escaped(message) + "\n"
         FileHandle.standardError.write(Data(line.utf8))
-        Foundation.exit(status.rawValue)
+        exitProcess(status.rawValue)
     }
 }
 

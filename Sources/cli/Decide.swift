@@ -1,6 +1,10 @@
 import ArgumentParser
 import Fetch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import Policy
 #if canImport(LinuxNetwork)

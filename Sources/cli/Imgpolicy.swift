@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Policy
 
 /// The `imgpolicy` command: decides which image to show or fetch for an item on a network.
@@ -43,7 +47,7 @@ struct Imgpolicy: AsyncParsableCommand {
             if code == .success {
                 // --help, --version: the full text, on standard output.
                 print(fullMessage(for: error))
-                Foundation.exit(0)
+                exitProcess(0)
             }
             // ArgumentParser lists choices on separate lines; fold them into one.
             let lines = Self.message(for: error).split(separator: "\n").map { line in

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Policy
 
 /// `imgpolicy policy check|table|show`: validate policies and show what they decide and prefetch.
@@ -37,7 +41,7 @@ struct PolicyCommand: ParsableCommand {
                     if worst == nil || failure.status.rawValue > worst!.status.rawValue { worst = failure }
                 }
             }
-            if let worst { Foundation.exit(worst.status.rawValue) }
+            if let worst { exitProcess(worst.status.rawValue) }
         }
     }
 

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Policy
 
 /// Finds the policy a user names: a path (anything with a `/` or ending in `.json`), or the
@@ -32,16 +36,15 @@ enum PolicyLocator {
         if let custom = ProcessInfo.processInfo.environment["IMGPOLICY_POLICY_DIR"], !custom.isEmpty {
             folders.append(custom)
         }
-        let executableFolder = (executablePath() as NSString).deletingLastPathComponent
+        let executableFolder = PathText.parent(of: executablePath())
         var folder = executableFolder
         for _ in 0...4 {
             let candidate = folder + "/policies"
             if FileManager.default.fileExists(atPath: candidate + "/default.json") { folders.append(candidate) }
             if folder == "/" { break }
-            folder = (folder as NSString).deletingLastPathComponent
+            folder = PathText.parent(of: folder)
         }
-        let share = ((executableFolder as NSString).deletingLastPathComponent as NSString)
-            .appendingPathComponent("share/imgpolicy/policies")
+        let share = PathText.appending("share/imgpolicy/policies", to: PathText.parent(of: executableFolder))
         folders.append(share)
         var seen = Set<String>()
         return folders.filter { seen.insert($0).inserted }

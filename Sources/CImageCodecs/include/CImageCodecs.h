@@ -16,7 +16,8 @@ typedef enum {
     IMGC_CORRUPT = 1,
     /// The library could not allocate memory.
     IMGC_NO_MEMORY = 2,
-    /// A feature the glue does not decode (an animated WebP).
+    /// A feature the glue does not decode (an animated WebP), or the format's library could not
+    /// be loaded (each is loaded with dlopen on first use; the message names it and why).
     IMGC_UNSUPPORTED = 3,
     /// An argument was out of range (a buffer too small for the dimensions).
     IMGC_BAD_ARGUMENT = 4,

@@ -1,0 +1,65 @@
+// The command imports FoundationEssentials, not Foundation, where it can (Linux), so that a
+// decision does not load Foundation, FoundationInternationalization and ICU (docs/startup.md).
+// What the command uses from Foundation that FoundationEssentials lacks is here: Foundation's
+// `FileHandle.standardOutput/standardError.write(_:)`, under the same names so that the command's
+// files read the same on every platform (on Apple platforms, without FoundationEssentials,
+// Foundation's own is used), and `exitProcess`. Paths as text are in `PathText`.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+
+/// Standard output and standard error, as far as the command writes to them: whole `Data`
+/// blocks, written with `write(2)` until done (a short write or `EINTR` goes on; any other
+/// failure, such as a closed pipe, drops the rest, which Foundation's `FileHandle.write` does
+/// not report either).
+///
+/// ```swift
+/// FileHandle.standardError.write(Data("imgpolicy: …\n".utf8))
+/// ```
+struct FileHandle: Sendable {
+    /// The descriptor written to.
+    let fileDescriptor: Int32
+
+    /// Descriptor 1.
+    static let standardOutput = FileHandle(fileDescriptor: 1)
+    /// Descriptor 2.
+    static let standardError = FileHandle(fileDescriptor: 2)
+
+    /// Writes all of `data`.
+    func write(_ data: Data) {
+        data.withUnsafeBytes { buffer in
+            guard var start = buffer.baseAddress else { return }
+            var remaining = buffer.count
+            while remaining > 0 {
+                let written = writeSome(start, remaining)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                start += written
+                remaining -= written
+            }
+        }
+    }
+
+    private func writeSome(_ start: UnsafeRawPointer, _ count: Int) -> Int {
+        #if canImport(Glibc)
+        Glibc.write(fileDescriptor, start, count)
+        #else
+        Musl.write(fileDescriptor, start, count)
+        #endif
+    }
+}
+#endif
+
+/// Ends the process with `status` (C's `exit`: standard output is flushed). Named apart, since a
+/// bare `exit(status)` inside a command or `CommandFailure` finds their own `exit` members.
+func exitProcess(_ status: Int32) -> Never {
+    exit(status)
+}

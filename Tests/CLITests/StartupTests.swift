@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// What a run of the command loads (docs/startup.md): a decision loads neither libcurl, libsystemd,
+/// Foundation's internationalization and ICU nor the image codecs (`--size` loads those:
+/// SizeOptionTests); `--fetch` loads libcurl only when it transfers;
+/// without libcurl, a fetch fails in one line. Read from the dynamic loader itself
+/// (`LD_DEBUG=libs` lists every shared library it initialises), so that linking one of them
+/// again, directly or through a dependency, fails these tests.
+struct StartupTests {
+    let cli = CLIRunner()
+
+    /// The shared libraries the loader initialised during a run, by file name.
+    static func librariesLoaded(_ result: CLIRunner.Result) -> Set<String> {
+        var names = Set<String>()
+        for line in result.stderr.split(separator: "\n") {
+            guard let range = line.range(of: "calling init: ") else { continue }
+            let path = line[range.upperBound...].trimmingCharacters(in: .whitespaces)
+            names.insert(URL(fileURLWithPath: path).lastPathComponent)
+        }
+        return names
+    }
+
+    /// Runs with the loader's list of libraries on standard error.
+    func runListingLibraries(_ arguments: [String], environment: [String: String] = [:]) async throws -> (CLIRunner.Result, Set<String>) {
+        let result = try await cli.run(arguments, environment: environment.merging(["LD_DEBUG": "libs"]) { _, new in new })
+        let libraries = Self.librariesLoaded(result)
+        // The listing works: the C library is always there (else the test proves nothing).
+        #expect(libraries.contains { $0.hasPrefix("libc.so") }, "no library listed: \(result.stderr.prefix(500))")
+        return (result, libraries)
+    }
+
+    static func loaded(_ prefixes: [String], in libraries: Set<String>) -> [String] {
+        libraries.filter { name in prefixes.contains { name.hasPrefix($0) } }.sorted()
+    }
+
+    static let fetchOnly = ["libcurl", "libssl", "libcrypto", "libnghttp2", "libssh", "libgssapi", "libldap", "librtmp"]
+    static let internationalization = ["libFoundation.so", "libFoundationInternationalization", "lib_FoundationICU", "libicu"]
+    static let codecs = ["libturbojpeg", "libpng16", "libwebp", "libgif"]
+
+    @Test func aDecisionLoadsNeitherLibcurlNorLibsystemdNorICUNorTheCodecs() async throws {
+        let item = try cli.home.write(#"{"id": "x", "original": "https://images.example.com/x.jpg"}"#, to: "item.json")
+        let (result, libraries) = try await runListingLibraries(["--network", "wifi", "--item", item, "--cache-dir", cli.home.file("cache")])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("x: load original"))
+        #expect(Self.loaded(Self.fetchOnly, in: libraries) == [])
+        #expect(Self.loaded(["libsystemd"], in: libraries) == [])
+        #expect(Self.loaded(Self.internationalization, in: libraries) == [])
+        #expect(Self.loaded(Self.codecs, in: libraries) == [])
+    }
+
+    @Test func aFetchLoadsLibcurlOnlyWhenItTransfers() async throws {
+        let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 3_000, seed: 4))])
+        let item = try cli.home.write(#"{"id": "x", "original": "\#(server.url("/o.png"))"}"#, to: "item.json")
+        let arguments = ["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cli.home.file("cache")]
+        let (first, loadedFirst) = try await runListingLibraries(arguments)
+        #expect(first.status == 0)
+        #expect(first.stdout.hasPrefix("x: load original from network, 3000 bytes"))
+        #expect(Self.loaded(["libcurl"], in: loadedFirst) == ["libcurl.so.4"])
+        // The second run finds the image on disk: a transport is made, but nothing transfers.
+        let (second, loadedSecond) = try await runListingLibraries(arguments)
+        #expect(second.stdout.hasPrefix("x: show-cached original from disk, 3000 bytes"))
+        #expect(Self.loaded(Self.fetchOnly, in: loadedSecond) == [])
+        #expect(server.hits("/o.png") == 1)
+    }
+
+    /// `IMGPOLICY_LIBCURL` names the file loaded instead of libcurl.so.4: for this test only.
+    @Test func withoutLibcurlAFetchFailsInOneLineAndADecisionStillWorks() async throws {
+        let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 3_000, seed: 5))])
+        let url = server.url("/o.png")
+        let item = try cli.home.write(#"{"id": "x", "original": "\#(url)"}"#, to: "item.json")
+        let missing = ["IMGPOLICY_LIBCURL": "libimgpolicy-test-missing.so.4"]
+        let fetch = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cli.home.file("cache")],
+                                      environment: missing)
+        #expect(fetch.status == 69)
+        #expect(fetch.stderr == "imgpolicy: \(url): libcurl could not be loaded (libimgpolicy-test-missing.so.4: cannot open shared object file: No such file or directory): install Debian's libcurl4 (curl 2)\n")
+        #expect(server.totalHits == 0)
+        let decision = try await cli.run(["--network", "wifi", "--item", item, "--cache-dir", cli.home.file("cache")], environment: missing)
+        #expect(decision.status == 0)
+        #expect(decision.stdout.hasPrefix("x: load original"))
+    }
+}
