@@ -1,4 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How a user scrolls a list in a simulation, decided up front from the seed: when the first
 /// visible row changes, and when the gesture changes (dragging, flinging, idle).

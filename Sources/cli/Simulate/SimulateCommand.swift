@@ -1,6 +1,13 @@
 import ArgumentParser
 import Fetch
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Policy
 import PolicyTesting
 
