@@ -75,6 +75,8 @@ struct Decide: AsyncParsableCommand {
 
     func validate() throws {
         if output != nil && !fetch { throw ValidationError("--output needs --fetch") }
+        // Checked before anything is fetched, cached or recorded.
+        if output == "-" { throw ValidationError(ImageOutput.standardOutputMessage) }
     }
 
     /// `--throughput`, checked: a decimal number of bytes per second from 0 to 10^15.

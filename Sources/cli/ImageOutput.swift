@@ -20,9 +20,7 @@ enum ImageOutput {
     /// Writes `bytes` to `path`, or throws a failure with exit status 74 naming the path.
     static func write(_ bytes: [UInt8], to path: String) throws(CommandFailure) {
         // `-` is not a file name here: standard output carries the decision's report.
-        guard path != "-" else {
-            throw .usage("--output -: standard output carries the report; give a file name (or /dev/stdout with the report sent elsewhere)")
-        }
+        guard path != "-" else { throw standardOutputRefused }
         switch FileKind(path: path, followingLinks: true) {
         case .fifo, .characterDevice:
             try writeDirectly(bytes, to: path)
@@ -37,6 +35,12 @@ enum ImageOutput {
             }
         }
     }
+
+    /// Why `--output -` is refused (a usage error, raised before anything is fetched).
+    static let standardOutputMessage =
+        "--output -: standard output carries the report; give a file name (or /dev/stdout with the report sent elsewhere)"
+    /// `--output -` as a failure.
+    static let standardOutputRefused = CommandFailure.usage(standardOutputMessage)
 
     private static func writeDirectly(_ bytes: [UInt8], to path: String) throws(CommandFailure) {
         let fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)

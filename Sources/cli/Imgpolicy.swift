@@ -50,8 +50,10 @@ struct Imgpolicy: AsyncParsableCommand {
                 exitProcess(0)
             }
             // ArgumentParser lists choices on separate lines; fold them into one.
+            // A list item is "  - choice"; a message's own "--flag" keeps its dashes.
             let lines = Self.message(for: error).split(separator: "\n").map { line in
-                String(line.drop { $0 == " " || $0 == "-" })
+                let text = line.drop { $0 == " " }
+                return String(text.hasPrefix("- ") ? text.dropFirst(2) : text)
             }.filter { !$0.isEmpty }
             var message = lines.first ?? "invalid usage"
             if lines.count > 1 { message += " " + lines.dropFirst().joined(separator: ", ") }

@@ -197,6 +197,9 @@ struct HostileInputTests {
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.hasPrefix("imgpolicy: --output -: "), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: PackagePaths.root + "/-"), "a file named - was written in the working folder")
+        #expect(server.hits("/o.png") == 0, "refused before anything was fetched")
+        #expect(!FileManager.default.fileExists(atPath: cacheDir + "/usage"), "nothing recorded")
+        #expect(result.stdout.isEmpty)
     }
 
     @Test func outputToDevNullWritesThroughIt() async throws {

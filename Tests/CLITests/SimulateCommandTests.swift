@@ -99,6 +99,8 @@ struct SimulateCommandTests {
         (["--network-script", "wifi@5s"], "the first entry must be at 0s"),
         (["--network-script", "cellular@0s,wifi@0s"], "times must increase"),
         (["--network-script", "moon@0s"], "\"moon\" is not a network state"),
+        (["--network-script", "wifi@0s,cellular@3601s"], "is later than the longest script, 3600 s"),
+        (["--items", "100000", "--rows-per-second", "1"], "--items 100000 at --rows-per-second 1.0: the scroll would last 100000 s"),
         (["--network-script", "wifi@0s,cellular@soon"], "\"soon\" is not a time"),
         (["--policy", "no-such-policy"], "no policy named \"no-such-policy\""),
         (["--set", "noSuchSetting=true"], "--set noSuchSetting=true: the policy \"default\" reads no setting \"noSuchSetting\""),
@@ -116,5 +118,43 @@ struct SimulateCommandTests {
         #expect(result.stderr.contains(message), "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         #expect(result.stdout.isEmpty)
+    }
+}
+
+/// A simulation stopped from outside (Ctrl-C, `timeout`, a CI runner) leaves nothing behind.
+struct SimulateStoppedTests {
+    // SIGINT (Ctrl-C) takes the same path; it is not tried here because the test runner's
+    // children inherit it blocked (a shell's `kill -INT` exits 130 and leaves nothing).
+    @Test(arguments: [SIGTERM, SIGHUP])
+    func aStoppedSimulationRemovesItsTemporaryCache(_ signalNumber: Int32) async throws {
+        let tmp = TemporaryFolder()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: PackagePaths.executable)
+        // Long enough (about 15 s a pass) to be stopped in the middle even on a loaded machine.
+        process.arguments = SimulateCommandTests.arguments(script: "wifi@0s", extra: ["--items", "600"])
+        var env = ProcessInfo.processInfo.environment
+        env["TMPDIR"] = tmp.path
+        env["HOME"] = tmp.path
+        process.environment = env
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Watched off the cooperative pool, which a loaded suite can starve.
+        let started = try await offThePool { () -> Bool in
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline, process.isRunning {
+                if ((try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) ?? []).contains(where: { $0.hasPrefix("imgpolicy-simulate-") }) {
+                    return true
+                }
+                usleep(2_000)
+            }
+            return false
+        }
+        #expect(started, "the simulation never made its temporary cache in TMPDIR")
+        kill(process.processIdentifier, signalNumber)
+        try await offThePool { process.waitUntilExit() }
+        #expect(process.terminationStatus == 128 + signalNumber)
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) ?? []
+        #expect(!left.contains { $0.hasPrefix("imgpolicy-simulate-") }, "left behind: \(left)")
     }
 }

@@ -24,7 +24,7 @@ struct SimulateParsingTests {
         ("wifi@0s,cellular@-1s", "is not a time"),
         ("wifi@0s,cellular@1e3s", "is not a time"),
         ("wifi@0s,cellular@nans", "is not a time"),
-        ("wifi@0s,cellular@4000s", "is not a time"),
+        ("wifi@0s,cellular@4000s", "is later than the longest script, 3600 s"),
         ("wifi@0s,cellular@10", "is not a time"),
         ("wifi,fast@0s", "is not a network state"),
     ])

@@ -28,6 +28,10 @@ struct ImageURLTests {
         ("https://img.example#top", "https://img.example"),
         ("https://IMG.example:443", "https://img.example"),
         ("https://img.example/Path/%7Euser?a=B", "https://img.example/Path/%7Euser?a=B"),
+        ("http://127.0.0.1:08765/x", "http://127.0.0.1:8765/x"),
+        ("http://img.example:080/x", "http://img.example/x"),
+        ("https://img.example:00443", "https://img.example"),
+        ("http://[::1]:0080/x", "http://[::1]/x"),
     ])
     func normalises(_ text: String, _ normal: String) {
         #expect(ImageURL(text)?.absoluteString == normal)

@@ -252,7 +252,7 @@ public struct DataUsageLedger: Sendable {
             let value = try JSONParser(maximumDepth: 8).parse(bytes)
             return .success(try DataUsage(ledgerJSON: value, day: day))
         } catch let error as JSONParser.SyntaxError {
-            return damaged("not JSON: \(error)")
+            return damaged("not JSON: line \(error.line): \(error.message)")
         } catch let error as LedgerFormatError {
             return damaged(error.message)
         } catch {

@@ -34,7 +34,8 @@ public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible 
     /// The URL is kept in a normal form, so that two spellings of one resource share one cache
     /// entry and one download: the scheme and the host in lower case, the scheme's default port
     /// (`:80` for http, `:443` for https) left out, and the fragment (`#…`, which is never sent to
-    /// the server) removed. The path and query are kept exactly as given (they are case-sensitive).
+    /// the server) removed; a port loses its leading zeros. The path and query are kept exactly as
+    /// given (they are case-sensitive).
     public init?(_ text: String) {
         guard Self.problem(with: text) == nil else { return nil }
         absoluteString = Self.normalized(text)
@@ -49,9 +50,13 @@ public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible 
         let afterSlashes = text.index(colon, offsetBy: 3)   // "://" was checked by `problem(with:)`
         let authorityEnd = text[afterSlashes...].firstIndex { $0 == "/" || $0 == "?" } ?? text.endIndex
         var authority = text[afterSlashes..<authorityEnd].lowercased()
-        let defaultPort = scheme == "https" ? ":443" : ":80"
-        if authority.hasSuffix(defaultPort), !authority.hasSuffix("]") {
-            authority.removeLast(defaultPort.count)
+        // The port without leading zeros (`:080` is `:80`), then without the scheme's default.
+        let hostEnd = authority.lastIndex(of: "]") ?? authority.startIndex
+        if let colon = authority[hostEnd...].lastIndex(of: ":") {
+            let digits = authority[authority.index(after: colon)...].drop { $0 == "0" }
+            let port = digits.isEmpty ? "0" : String(digits)
+            authority = String(authority[..<colon])
+            if port != (scheme == "https" ? "443" : "80") { authority += ":" + port }
         }
         return scheme + "://" + authority + text[authorityEnd...]
     }

@@ -42,6 +42,9 @@ struct NetworkScript: Sendable, Equatable {
             guard let state = NetworkState(parsing: stateText) else {
                 throw Problem(description: "\"\(written)\": \"\(stateText)\" is not a network state (wifi, cellular, wired, offline or unknown, optionally followed by ,expensive ,constrained ,roaming ,captive)")
             }
+            if let unbounded = Self.seconds(timeText, upTo: .infinity), unbounded > Self.longest {
+                throw Problem(description: "\"\(written)\": \"\(timeText)\" is later than the longest script, \(Int(Self.longest)) s")
+            }
             guard let time = Self.seconds(timeText) else {
                 throw Problem(description: "\"\(written)\": \"\(timeText)\" is not a time (seconds such as 10s or 2.5s, or milliseconds such as 500ms)")
             }
@@ -81,7 +84,7 @@ struct NetworkScript: Sendable, Equatable {
 
     /// Seconds from `10s`, `2.5s`, `500ms`; nil for anything else, a negative or non-finite value,
     /// or one beyond `longest`.
-    static func seconds(_ text: String) -> Double? {
+    static func seconds(_ text: String, upTo limit: Double = longest) -> Double? {
         let (number, scale): (Substring, Double)
         if text.hasSuffix("ms") {
             (number, scale) = (text.dropLast(2), 0.001)
@@ -95,7 +98,7 @@ struct NetworkScript: Sendable, Equatable {
               number.allSatisfy({ $0 == "." || ("0"..."9").contains($0) }), number != ".",
               let value = Double(number) else { return nil }
         let seconds = value * scale
-        return seconds <= longest ? seconds : nil
+        return seconds <= limit ? seconds : nil
     }
 
     static func format(_ seconds: Double) -> String {

@@ -79,6 +79,10 @@ struct SimulateCommand: AsyncParsableCommand {
         guard rowsPerSecond.isFinite, rowsPerSecond >= 0.1, rowsPerSecond <= 10_000 else {
             throw usage("--rows-per-second \(rowsPerSecond): expected a speed from 0.1 to 10000")
         }
+        // The simulation runs in real time, twice (the list, then the baseline).
+        guard Double(items) / rowsPerSecond <= NetworkScript.longest else {
+            throw usage("--items \(items) at --rows-per-second \(rowsPerSecond): the scroll would last \(Int(Double(items) / rowsPerSecond)) s, longer than \(Int(NetworkScript.longest)) s (it runs in real time)")
+        }
         for (flag, value) in [("--original-bytes", originalBytes), ("--thumbnail-bytes", thumbnailBytes)]
         where !(SimulationServer.smallestBody...16_000_000).contains(value) {
             throw usage("\(flag) \(value): expected a size from \(SimulationServer.smallestBody) to 16000000 bytes")
