@@ -27,7 +27,8 @@ struct SimulateCommandTests {
     }
 
     @Test func jsonHasEveryKeyAndTheListMakesNoWrongStaleOrDuplicateDelivery() async throws {
-        let (status, object) = try await runJSON(Self.arguments(script: "cellular@0s,wifi@1s"))
+        // Two seconds of cellular (the list's first screen loads then even on a loaded machine), then Wi-Fi.
+        let (status, object) = try await runJSON(Self.arguments(script: "cellular@0s,wifi@2s", extra: ["--items", "120"]))
         #expect(status == 0, "\(object["problems"] ?? "")")
         for key in ["wrongSlotDeliveries", "duplicateTransfers", "staleDeliveries", "upgrades", "bytes", "timeToVisibleMs",
                     "upgradeLatencyMs", "baseline", "goals", "setup"] {
