@@ -20,6 +20,15 @@ import Policy
 /// - A download is delivered as soon as it is in the memory cache; its disk write waits in a
 ///   bounded queue (`DiskWritePolicy`: past the bound, writes are dropped, or loads wait for room).
 ///   `flush()` waits for the writes queued before it (call it before the process exits).
+/// - HTTP caching (`http`, see `HTTPOptions` and docs/loading.md): a download is stored with its
+///   freshness (`Cache-Control`, `Expires`, validators); a `no-store` response is delivered but
+///   never written to disk. A stale disk hit is shown at once and, when `http` allows it on the
+///   load's network (a free link by default; never offline), revalidated in the background with
+///   `If-None-Match`/`If-Modified-Since`: a 304 keeps the bytes and refreshes their freshness, a
+///   200 replaces them; the next load gets the refreshed entry (the image already delivered is
+///   not delivered again). An entry that must be revalidated (`no-cache`, stale
+///   `must-revalidate`) is revalidated before it is shown, and shown anyway if that fails or the
+///   link is offline. A memory hit is shown as it is.
 /// - Failed downloads (URL and cause), failed disk writes (path and cause) and dropped writes are
 ///   logged to `logger`; failed writes are counted and kept in `diskWriteFailures`.
 ///
@@ -44,12 +53,19 @@ public final class ImagePipeline: CacheInspecting {
     public let disk: DiskCache?
     /// Where failed loads, failed disk writes and dropped writes are reported.
     public let logger: Logger
+    /// How the pipeline talks HTTP: revalidation, `Save-Data`, `Accept`, the clock.
+    public let http: HTTPOptions
 
     private typealias Table = LoadTable<CheckedContinuation<FetchedImage, any Error>, Task<Void, Never>>
 
     private struct State {
         var table = Table()
         var downloads = 0
+        /// The network each load in flight was asked for on (the last caller's).
+        var networks: [ImageURL: NetworkState] = [:]
+        /// URLs being revalidated in the background.
+        var revalidating: Set<ImageURL> = []
+        var revalidation = RevalidationStatistics()
     }
 
     // Guards the table of loads and waiters, and the download count.
@@ -61,8 +77,9 @@ public final class ImagePipeline: CacheInspecting {
 
     /// Creates a pipeline; `diskWrites` bounds the queue of disk-cache writes.
     public init(downloader: any ImageDownloading, memory: MemoryCache = MemoryCache(), disk: DiskCache?,
-                diskWrites: DiskWritePolicy = .dropWhenFull, logger: Logger = .disabled) {
+                diskWrites: DiskWritePolicy = .dropWhenFull, http: HTTPOptions = .standard, logger: Logger = .disabled) {
         self.downloader = downloader
+        self.http = http
         self.memory = memory
         self.disk = disk
         self.logger = logger
@@ -78,18 +95,32 @@ public final class ImagePipeline: CacheInspecting {
     /// that has it.
     ///
     /// `priority` is this call's priority (a new `.visible` one when nil): keep it to change it
-    /// while the call waits, with `setPriority(_:of:)`.
+    /// while the call waits, with `setPriority(_:of:)`. `network` is the link the load runs on
+    /// (nil: unknown, taken as a free link): it decides whether a stale disk entry is revalidated
+    /// and whether requests carry `Save-Data` (see `HTTPOptions`).
     /// - Throws: a `FetchError`: `.offline` when the network is not allowed and no cache has it,
     ///   `.cancelled` when the calling task is cancelled, or what the download failed with.
-    public func image(for url: ImageURL, networkAllowed: Bool = true,
-                      priority: RequestPriority? = nil) async throws(FetchError) -> FetchedImage {
+    public func image(for url: ImageURL, networkAllowed: Bool = true, priority: RequestPriority? = nil,
+                      network: NetworkState? = nil) async throws(FetchError) -> FetchedImage {
         if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
-        if disk?.containsImage(at: url) == true || !networkAllowed, let image = await diskImage(for: url) {
-            return image
+        if disk?.containsImage(at: url) == true || !networkAllowed, let stored = await storedImage(for: url) {
+            switch stored.freshness.state(at: http.clock(), rules: http.freshnessRules) {
+            case .fresh, .neverStore:
+                return stored.image(url)
+            case .stale:
+                if networkAllowed, http.revalidates(on: network) { revalidateInBackground(url, stored, network: network) }
+                return stored.image(url)
+            case .mustRevalidate:
+                // Offline, or not allowed to use the network: shown all the same (as stale-if-error).
+                guard networkAllowed, network?.kind != .offline else { return stored.image(url) }
+            }
         }
         guard networkAllowed else { throw FetchError(url: url, code: .offline) }
         let priority = priority ?? RequestPriority()
-        let waiter = state.withLock { $0.table.makeWaiter(for: url, priority: priority) }
+        let waiter = state.withLock { state in
+            if let network { state.networks[url] = network }
+            return state.table.makeWaiter(for: url, priority: priority)
+        }
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
@@ -109,7 +140,7 @@ public final class ImagePipeline: CacheInspecting {
     /// pool), else nil; never touches the network. A damaged entry is removed and is a miss.
     public func cachedImage(for url: ImageURL) async -> FetchedImage? {
         if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
-        return await diskImage(for: url)
+        return await storedImage(for: url)?.image(url)
     }
 
     /// Starts loading `url` into the caches with nobody waiting, at `priority`; `purge()` cancels
@@ -155,6 +186,11 @@ public final class ImagePipeline: CacheInspecting {
         memory.purge()
         let tasks = state.withLock { $0.table.purge() }
         for task in tasks { task.cancel() }
+    }
+
+    /// Background revalidations of stale entries: started, answered 304, answered 200, failed.
+    public var revalidationStatistics: RevalidationStatistics {
+        state.withLock { $0.revalidation }
     }
 
     /// Loads in flight, downloads started so far, disk writes waiting, and disk writes that failed.
@@ -210,11 +246,11 @@ public final class ImagePipeline: CacheInspecting {
     // MARK: - Loading
 
     private func start(_ url: ImageURL, _ load: Table.LoadID) {
-        let priority = state.withLock { $0.table.requestPriority(of: url) } ?? RequestPriority()
+        let (priority, network) = state.withLock { ($0.table.requestPriority(of: url), $0.networks[url]) }
         let task = Task { [self] in
             let result: Result<FetchedImage, FetchError>
             do throws(FetchError) {
-                result = .success(try await fetch(url, priority: priority))
+                result = .success(try await fetch(url, priority: priority ?? RequestPriority(), network: network))
             } catch {
                 result = .failure(error)
             }
@@ -223,41 +259,130 @@ public final class ImagePipeline: CacheInspecting {
         state.withLock { $0.table.started(url, load, handle: task) }?.cancel()
     }
 
-    private func fetch(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> FetchedImage {
+    private func fetch(_ url: ImageURL, priority: RequestPriority, network: NetworkState?) async throws(FetchError) -> FetchedImage {
         if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
         // Also finds entries other processes wrote since the index was built.
-        if let image = await diskImage(for: url) { return image }
+        if let stored = await storedImage(for: url) {
+            guard stored.freshness.state(at: http.clock(), rules: http.freshnessRules) == .mustRevalidate else { return stored.image(url) }
+            do {
+                return try await revalidate(url, stored, priority: priority, network: network)
+            } catch where error.code != .cancelled {
+                logger.info("revalidation failed: the stored image is shown", metadata: ["url": "\(url)", "error": "\(error)"])
+                return stored.image(url)
+            }
+        }
         if Task.isCancelled { throw FetchError(url: url, code: .cancelled) }
+        return try await download(url, priority: priority, network: network)
+    }
+
+    /// Downloads `url` without conditions and stores it with its freshness.
+    private func download(_ url: ImageURL, priority: RequestPriority, network: NetworkState?) async throws(FetchError) -> FetchedImage {
         state.withLock { $0.downloads += 1 }
-        let bytes: [UInt8]
+        let requestedAt = http.clock()
         do {
-            bytes = try await downloader.download(url, priority: priority)
+            let response = try await downloader.response(for: url, headers: http.negotiationHeaders(on: network), priority: priority)
+            return try await accept(response, for: url, requestedAt: requestedAt)
         } catch {
             if error.code != .cancelled {
                 logger.warning("download failed", metadata: ["url": "\(url)", "error": "\(error)"])
             }
             throw error
         }
+    }
+
+    /// A whole image answered for `url`: checked against `Accept`, kept in memory, queued for the
+    /// disk with its freshness (`no-store`: never written, and an older entry is removed).
+    private func accept(_ response: DownloadResponse, for url: ImageURL, requestedAt: HTTPDate) async throws(FetchError) -> FetchedImage {
+        let bytes = try response.wholeImage(of: url)
+        try http.checkFormat(of: bytes, for: url)
+        let freshness = HTTPFreshness(status: 200, headers: response.headers, requestedAt: requestedAt, receivedAt: http.clock())
         // A complete body is kept whoever still waits: memory first, then the disk queue.
         memory.store(bytes, for: url)
-        await writes?.enqueue(bytes, for: url)
+        await writes?.enqueue(bytes, for: url, freshness: freshness)
         return FetchedImage(url: url, bytes: bytes, source: .network)
     }
 
-    private func diskImage(for url: ImageURL) async -> FetchedImage? {
+    /// Asks the server whether `stored` is still good: 304 keeps its bytes (their freshness
+    /// renewed on disk; source `.disk`, nothing was downloaded), 200 replaces them. A 304 that
+    /// does not match the entry (or finds it gone) is followed by a download without conditions.
+    private func revalidate(_ url: ImageURL, _ stored: StoredImage, priority: RequestPriority,
+                            network: NetworkState?) async throws(FetchError) -> FetchedImage {
+        let conditions = stored.freshness.conditionalHeaders
+        guard !conditions.isEmpty, let disk else { return try await download(url, priority: priority, network: network) }
+        state.withLock { $0.downloads += 1 }
+        let requestedAt = http.clock()
+        let response = try await downloader.response(for: url, headers: conditions + http.negotiationHeaders(on: network), priority: priority)
+        guard response.status == 304 else { return try await accept(response, for: url, requestedAt: requestedAt) }
+        let receivedAt = http.clock()
+        let renewed = await readers.run { () -> Result<StoredImage?, DiskCacheError> in
+            Result { () throws(DiskCacheError) in try disk.revalidated(url, notModified: response.headers, requestedAt: requestedAt, receivedAt: receivedAt) }
+        }
+        switch renewed {
+        case .success(let image?):
+            memory.store(image.bytes, for: url)
+            return FetchedImage(url: url, bytes: image.bytes, source: .disk)
+        case .success(nil):
+            logger.info("a 304 did not match the stored entry: downloading again", metadata: ["url": "\(url)"])
+            return try await download(url, priority: priority, network: network)
+        case .failure(let error):
+            logger.warning("cannot record a revalidation", metadata: ["url": "\(url)", "path": "\(error.path)", "error": "\(error.message)"])
+            memory.store(stored.bytes, for: url)
+            return stored.image(url)
+        }
+    }
+
+    /// Revalidates `url` on its own task, at prefetch priority, once at a time per URL.
+    private func revalidateInBackground(_ url: ImageURL, _ stored: StoredImage, network: NetworkState?) {
+        guard state.withLock({ $0.revalidating.insert(url).inserted }) else { return }
+        state.withLock { $0.revalidation.started += 1 }
+        Task { [self] in
+            let outcome: Result<FetchedImage, FetchError>
+            do throws(FetchError) {
+                outcome = .success(try await revalidate(url, stored, priority: RequestPriority(LoadPriority(.prefetch)), network: network))
+            } catch {
+                outcome = .failure(error)
+            }
+            state.withLock { state in
+                state.revalidating.remove(url)
+                switch outcome {
+                case .success(let image) where image.source == .network: state.revalidation.replaced += 1
+                case .success: state.revalidation.notModified += 1
+                case .failure: state.revalidation.failed += 1
+                }
+            }
+        }
+    }
+
+    /// The stored image for `url` read on a disk thread, or nil. It is kept in memory unless it
+    /// must be revalidated before it is shown (else the memory hit would skip that).
+    private func storedImage(for url: ImageURL) async -> StoredImage? {
         guard let disk else { return nil }
-        guard let bytes = await readers.run({ disk.image(for: url) }) else { return nil }
-        memory.store(bytes, for: url)
-        return FetchedImage(url: url, bytes: bytes, source: .disk)
+        guard let stored = await readers.run({ disk.storedImage(for: url) }) else { return nil }
+        if stored.freshness.state(at: http.clock(), rules: http.freshnessRules) != .mustRevalidate {
+            memory.store(stored.bytes, for: url)
+        }
+        return stored
     }
 
     private func finish(_ url: ImageURL, _ load: Table.LoadID, with result: Result<FetchedImage, FetchError>) {
         let stopped = if case .failure(let error) = result, error.code == .cancelled { true } else { false }
-        switch state.withLock({ $0.table.finished(url, load, stopped: stopped) }) {
+        let action = state.withLock { state in
+            let action = state.table.finished(url, load, stopped: stopped)
+            if state.table.loads[url] == nil { state.networks[url] = nil }
+            return action
+        }
+        switch action {
         case .restart(let url, let load):
             start(url, load)
         case .resume(let waiters):
             for waiter in waiters { waiter.resume(with: result.mapError { $0 as any Error }) }
         }
+    }
+}
+
+extension StoredImage {
+    /// These bytes as a disk hit for `url`.
+    fileprivate func image(_ url: ImageURL) -> FetchedImage {
+        FetchedImage(url: url, bytes: bytes, source: .disk)
     }
 }

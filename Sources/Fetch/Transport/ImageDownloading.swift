@@ -16,6 +16,14 @@ public protocol ImageDownloading: Sendable {
     /// the priority.
     func download(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> [UInt8]
 
+    /// The server's answer to a request for `url` carrying `headers` (conditional, range, or
+    /// content-negotiation fields), at `priority`: the status, the response header fields, the
+    /// body and the times. 304 and 206 are answers (see `DownloadResponse`), not failures; every
+    /// other status outside 2xx is a `FetchError`. The default calls `download(_:priority:)`
+    /// (ignoring `headers`) and answers 200 without header fields, received now.
+    func response(for url: ImageURL, headers: [(name: String, value: String)],
+                  priority: RequestPriority) async throws(FetchError) -> DownloadResponse
+
     /// Holds downloads that have not started yet (while the user scrolls, say); those running
     /// go on. The default does nothing.
     func suspend()
@@ -34,6 +42,15 @@ extension ImageDownloading {
     /// Downloads without regard to `priority`.
     public func download(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> [UInt8] {
         try await download(url)
+    }
+
+    /// `download(_:priority:)`, answered as a 200 without header fields received now; `headers`
+    /// are not sent (this downloader cannot send them).
+    public func response(for url: ImageURL, headers: [(name: String, value: String)],
+                         priority: RequestPriority) async throws(FetchError) -> DownloadResponse {
+        let requestedAt = HTTPDate.now()
+        let body = try await download(url, priority: priority)
+        return DownloadResponse(status: 200, body: body, requestedAt: requestedAt, receivedAt: HTTPDate.now())
     }
 
     /// Does nothing: this downloader cannot hold downloads.
