@@ -60,6 +60,7 @@ public final class TestHTTPServer: @unchecked Sendable {
     private var hitCounts: [String: Int] = [:]
     private var heads: [String: [RequestHead]] = [:]
     private var sentCounts: [String: Int] = [:]
+    private var endedCounts: [String: Int] = [:]
     private var connectionCount = 0
     private var stopped = false
 
@@ -100,6 +101,9 @@ public final class TestHTTPServer: @unchecked Sendable {
 
     /// Bytes sent (heads and bodies) in answer to `path`.
     public func bytesSent(_ path: String) -> Int { lock.withLock { sentCounts[path.hasPrefix("/") ? path : "/" + path, default: 0] } }
+
+    /// Responses to `path` that have ended (sent whole, or given up when the client left).
+    public func responsesEnded(_ path: String) -> Int { lock.withLock { endedCounts[path.hasPrefix("/") ? path : "/" + path, default: 0] } }
 
     /// Requests over all paths.
     public var totalHits: Int { lock.withLock { hitCounts.values.reduce(0, +) } }
@@ -164,6 +168,7 @@ public final class TestHTTPServer: @unchecked Sendable {
             }
             let keepOpen = respond(route ?? .status(404, Array("no route \(path)".utf8)),
                                    request: RequestHead(hit: hit, headers: fields), path: path, to: client)
+            lock.withLock { endedCounts[path, default: 0] += 1 }
             if !keepOpen { return }
         }
     }

@@ -66,6 +66,7 @@ public final class ImagePipeline: CacheInspecting {
         /// URLs being revalidated in the background.
         var revalidating: Set<ImageURL> = []
         var revalidation = RevalidationStatistics()
+        var resumes = ResumeStatistics()
     }
 
     // Guards the table of loads and waiters, and the download count.
@@ -193,6 +194,11 @@ public final class ImagePipeline: CacheInspecting {
         state.withLock { $0.revalidation }
     }
 
+    /// Downloads completed by resuming a partial body, and the bytes that were not downloaded again.
+    public var resumeStatistics: ResumeStatistics {
+        state.withLock { $0.resumes }
+    }
+
     /// Loads in flight, downloads started so far, disk writes waiting, and disk writes that failed.
     public var statistics: (inFlight: Int, downloads: Int, pendingDiskWrites: Int, diskWriteFailures: Int) {
         let (inFlight, downloads) = state.withLock { ($0.table.loads.count, $0.downloads) }
@@ -275,18 +281,132 @@ public final class ImagePipeline: CacheInspecting {
         return try await download(url, priority: priority, network: network)
     }
 
-    /// Downloads `url` without conditions and stores it with its freshness.
-    private func download(_ url: ImageURL, priority: RequestPriority, network: NetworkState?) async throws(FetchError) -> FetchedImage {
+    /// Downloads `url` without conditions and stores it with its freshness. With a disk cache,
+    /// the body is kept as a partial body while it arrives (every `partialLimits.minimumBytes`, and
+    /// when the transfer stops early), and a partial body kept earlier is resumed: `Range` and
+    /// `If-Range` ask for the rest only.
+    private func download(_ url: ImageURL, priority: RequestPriority, network: NetworkState?,
+                          resuming: Bool = true) async throws(FetchError) -> FetchedImage {
         state.withLock { $0.downloads += 1 }
+        var headers = http.negotiationHeaders(on: network)
+        var partial: PartialBody?
+        var checkpoints: BodyCheckpoints?
+        if let disk, let writes {
+            if resuming, let kept = await writes.thread.run({ disk.partial(for: url) }) {
+                partial = kept
+                headers += kept.resumeHeaders
+            }
+            // A range counts encoded bytes: resumable bodies are asked for as they are.
+            headers.append(("Accept-Encoding", "identity"))
+            checkpoints = partialCheckpoints(for: url, resumedFrom: partial, disk: disk, thread: writes.thread)
+        }
         let requestedAt = http.clock()
+        let response: DownloadResponse
         do {
-            let response = try await downloader.response(for: url, headers: http.negotiationHeaders(on: network), priority: priority)
-            return try await accept(response, for: url, requestedAt: requestedAt)
+            response = try await downloader.response(for: url, headers: headers, priority: priority, checkpoints: checkpoints)
         } catch {
+            if partial != nil, case .httpStatus(416) = error.code, let disk {
+                await writes?.thread.run { disk.discardPartial(for: url) }
+                return try await download(url, priority: priority, network: network, resuming: false)
+            }
             if error.code != .cancelled {
                 logger.warning("download failed", metadata: ["url": "\(url)", "error": "\(error)"])
             }
             throw error
+        }
+        if response.status == 206, let partial, let disk, let writes {
+            return try await completeResumed(url, response, partial: partial, disk: disk, thread: writes.thread,
+                                             requestedAt: requestedAt, priority: priority, network: network)
+        }
+        let image = try await accept(response, for: url, requestedAt: requestedAt)
+        // The whole body came (a 200: also when the validator changed): no partial body is left.
+        if let disk, let writes, partial != nil || response.body.count >= disk.partialLimits.minimumBytes {
+            writes.thread.submit { disk.discardPartial(for: url) }
+        }
+        return image
+    }
+
+    /// A 206 to a resumed request: the kept bytes plus the rest, stored as a whole entry; a range
+    /// other than the one asked for, or a total that does not add up, discards the partial body
+    /// and downloads `url` again from the start.
+    private func completeResumed(_ url: ImageURL, _ response: DownloadResponse, partial: PartialBody, disk: DiskCache,
+                                 thread: DiskThreads, requestedAt: HTTPDate, priority: RequestPriority,
+                                 network: NetworkState?) async throws(FetchError) -> FetchedImage {
+        let expected = ContentRange(first: partial.offset, last: partial.totalLength - 1, complete: partial.totalLength)
+        // The whole body's freshness: a 206 counts as the 200 it completes.
+        var renewed = HTTPFreshness(status: 206, headers: response.headers, requestedAt: requestedAt, receivedAt: http.clock())
+        renewed.status = 200
+        let freshness = renewed
+        let range = response.header("Content-Range").flatMap(ContentRange.init)
+        let whole: Result<[UInt8]?, DiskCacheError> = await thread.run {
+            guard range == expected else {
+                disk.discardPartial(for: url)
+                return .success(nil)
+            }
+            // The bytes kept when the request was made (this transfer's checkpoints have grown
+            // the partial body on disk since): they and the rest make the whole body.
+            defer { disk.discardPartial(for: url) }
+            guard partial.offset + response.body.count == partial.totalLength else { return .success(nil) }
+            let body = partial.bytes + response.body
+            return Result { () throws(DiskCacheError) in
+                try disk.store(body, for: url, freshness: freshness)
+                return body
+            }
+        }
+        let body: [UInt8]
+        switch whole {
+        case .success(let bytes?):
+            body = bytes
+        case .success(nil):
+            logger.info("a resumed download did not add up: downloading again", metadata: ["url": "\(url)",
+                        "range": "\(response.header("Content-Range") ?? "none")", "kept": "\(partial.offset)"])
+            return try await download(url, priority: priority, network: network, resuming: false)
+        case .failure(let error):
+            // The body is whole; only its disk entry failed.
+            logger.warning("cannot store a resumed download", metadata: ["url": "\(url)", "path": "\(error.path)", "error": "\(error.message)"])
+            body = partial.bytes + response.body
+        }
+        if ImageFormat.sniff(body) == nil || (try? http.checkFormat(of: body, for: url)) == nil {
+            await thread.run { disk.remove(url) }
+        }
+        guard ImageFormat.sniff(body) != nil else {
+            throw FetchError(url: url, code: .notAnImage(contentType: response.header("Content-Type"), start: ImageFormat.describeStart(body)))
+        }
+        try http.checkFormat(of: body, for: url)
+        memory.store(body, for: url)
+        state.withLock { $0.resumes.add(savedBytes: partial.offset) }
+        return FetchedImage(url: url, bytes: body, source: .network)
+    }
+
+    /// Keeps the body of a transfer of `url` as a partial body while it arrives: a 200 with a
+    /// strong validator, a `Content-Length` and no `Content-Encoding` from the start; a 206 to a
+    /// resumed request as the kept bytes plus the rest so far. Runs on the disk writer's thread.
+    private func partialCheckpoints(for url: ImageURL, resumedFrom kept: PartialBody?, disk: DiskCache,
+                                    thread: DiskThreads) -> BodyCheckpoints {
+        let clock = http.clock
+        let logger = self.logger
+        return BodyCheckpoints(every: max(1, disk.partialLimits.minimumBytes)) { received in
+            let response = DownloadResponse(status: received.status, headers: received.headers, body: [], requestedAt: clock(), receivedAt: clock())
+            guard response.header("Content-Encoding").map({ $0.lowercased() == "identity" }) ?? true else { return }
+            let bytes: [UInt8], validator: String, total: Int
+            switch received.status {
+            case 200:
+                guard let found = HTTPFreshness(status: 200, headers: received.headers, receivedAt: clock()).rangeValidator,
+                      let length = response.header("Content-Length").flatMap({ Int($0.filter { $0 != " " }) }) else { return }
+                (bytes, validator, total) = (received.body, found, length)
+            case 206:
+                guard let kept else { return }
+                (bytes, validator, total) = (kept.bytes + received.body, kept.validator, kept.totalLength)
+            default:
+                return
+            }
+            thread.submit {
+                do throws(DiskCacheError) {
+                    try disk.savePartial(bytes, for: url, validator: validator, totalLength: total)
+                } catch {
+                    logger.info("cannot keep a partial body", metadata: ["url": "\(url)", "error": "\(error.message)"])
+                }
+            }
         }
     }
 

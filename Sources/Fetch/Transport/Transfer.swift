@@ -20,6 +20,9 @@ final class Transfer: @unchecked Sendable {
     /// When the request was sent: set on the transport thread when the transfer starts.
     var requestedAt = HTTPDate.now()
     var body: [UInt8] = []
+    /// Who hears of the body while it arrives, and at which length next.
+    var checkpoints: BodyCheckpoints?
+    var nextCheckpoint = Int.max
     /// The wait a failed response asked for with `Retry-After`, if it did.
     var retryAfter: RetryAfter?
     var tooLarge = false

@@ -131,9 +131,32 @@ final class TransferDriver: @unchecked Sendable {
         curl_multi_add_handle(multi, easy)
     }
 
-    /// Takes a running transfer out of curl, frees its slot and tells its waiter.
+    /// Tells the transfer's checkpoints what arrived so far (status and header fields included).
+    static func report(_ transfer: Transfer, easy: UnsafeMutableRawPointer, isFinal: Bool) {
+        guard let checkpoints = transfer.checkpoints, !transfer.body.isEmpty else { return }
+        var status = 0
+        _ = imgp_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        checkpoints.handler(BodyCheckpoints.Partial(status: status, headers: headerFields(of: easy), body: transfer.body, isFinal: isFinal))
+    }
+
+    /// The header fields of the last response received (after redirects).
+    static func headerFields(of easy: UnsafeMutableRawPointer) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = []
+        var previous: UnsafeMutablePointer<curl_header>?
+        while let field = curl_easy_nextheader(easy, UInt32(CURLH_HEADER), -1, previous) {
+            if let name = field.pointee.name, let value = field.pointee.value {
+                headers.append((String(cString: name), String(cString: value)))
+            }
+            previous = field
+        }
+        return headers
+    }
+
+    /// Takes a running transfer out of curl, frees its slot and tells its waiter (after a last
+    /// report of the body received to its checkpoints, when it stopped early).
     private func remove(_ transfer: Transfer, outcome: Outcome) {
         guard let easy = transfer.easy else { return }
+        if case .failure = outcome.result { TransferDriver.report(transfer, easy: easy, isFinal: true) }
         curl_multi_remove_handle(multi, easy)
         active[key(easy)] = nil
         transfer.easy = nil
@@ -197,6 +220,10 @@ final class TransferDriver: @unchecked Sendable {
                 return 0
             }
             transfer.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+            if transfer.body.count >= transfer.nextCheckpoint, let checkpoints = transfer.checkpoints, let easy = transfer.easy {
+                transfer.nextCheckpoint = transfer.body.count + checkpoints.every
+                TransferDriver.report(transfer, easy: easy, isFinal: false)
+            }
             return length
         }
         // The transfer stays alive in `active` for as long as curl may call back with it.
@@ -261,15 +288,7 @@ final class TransferDriver: @unchecked Sendable {
 
     /// The response with its header fields (of the last response, after redirects).
     private func response(_ status: Int, body: [UInt8], of transfer: Transfer, easy: UnsafeMutableRawPointer) -> DownloadResponse {
-        var headers: [(name: String, value: String)] = []
-        var previous: UnsafeMutablePointer<curl_header>?
-        while let field = curl_easy_nextheader(easy, UInt32(CURLH_HEADER), -1, previous) {
-            if let name = field.pointee.name, let value = field.pointee.value {
-                headers.append((String(cString: name), String(cString: value)))
-            }
-            previous = field
-        }
-        return DownloadResponse(status: status, headers: headers, body: body,
+        DownloadResponse(status: status, headers: TransferDriver.headerFields(of: easy), body: body,
                                 requestedAt: transfer.requestedAt, receivedAt: HTTPDate.now())
     }
 
