@@ -38,6 +38,10 @@ public final class TestHTTPServer: @unchecked Sendable {
         /// Any status with extra header lines and its `Content-Length`, the body sent in chunks of
         /// `chunk` bytes every `interval` seconds.
         case dripHeaders(Int, [String], [UInt8], chunk: Int, interval: Double)
+        /// Any status with extra header lines and the `Content-Length` of `body`, then only the
+        /// first `sent` bytes of it; the rest never comes (the connection stays open until the
+        /// client closes it).
+        case stall(Int, [String], [UInt8], sent: Int)
     }
 
     /// A request as a route sees it.
@@ -232,6 +236,11 @@ public final class TestHTTPServer: @unchecked Sendable {
             return respond(make(hit), request: request, path: path, to: client)
         case .request(let make):
             return respond(make(request), request: request, path: path, to: client)
+        case .stall(let status, let headers, let body, let sent):
+            guard send(head(status, headers + ["Content-Length: \(body.count)"]) + body.prefix(sent), to: client) else { return false }
+            var byte: UInt8 = 0
+            while recv(client, &byte, 1, 0) > 0 {}
+            return false
         case .dripHeaders(let status, let headers, let body, let chunkSize, let interval):
             guard send(head(status, headers + ["Content-Length: \(body.count)"]), to: client) else { return false }
             var offset = 0

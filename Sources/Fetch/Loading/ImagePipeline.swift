@@ -292,7 +292,8 @@ public final class ImagePipeline: CacheInspecting {
         var partial: PartialBody?
         var checkpoints: BodyCheckpoints?
         if let disk, let writes {
-            if resuming, let kept = await writes.thread.run({ disk.partial(for: url) }) {
+            // Only when partial bodies exist (counted in memory: no disk call for the common case).
+            if resuming, disk.partialStatistics.count > 0, let kept = await writes.thread.run({ disk.partial(for: url) }) {
                 partial = kept
                 headers += kept.resumeHeaders
             }
