@@ -199,15 +199,8 @@ public final class TestHTTPServer: @unchecked Sendable {
             Thread.sleep(forTimeInterval: seconds)
             return respond(next, request: request, path: path, to: client)
         case .drip(let body, let chunkSize, let interval):
-            guard send(head(200, ["Content-Type: image/png", "Content-Length: \(body.count)"]), to: client) else { return false }
-            var offset = 0
-            while offset < body.count {
-                Thread.sleep(forTimeInterval: interval)
-                let end = min(body.count, offset + chunkSize)
-                guard send(Array(body[offset..<end]), to: client) else { return false }
-                offset = end
-            }
-            return true
+            return respond(.dripHeaders(200, ["Content-Type: image/png"], body, chunk: chunkSize, interval: interval),
+                           request: request, path: path, to: client)
         case .chunked(let body):
             var bytes = head(200, ["Content-Type: image/png", "Transfer-Encoding: chunked"])
             var offset = 0
