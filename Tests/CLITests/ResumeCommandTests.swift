@@ -40,7 +40,9 @@ struct ResumeCommandTests {
         env.merge(environment) { _, new in new }
         process.environment = env
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        let errorLog = home.file("first-run.stderr")
+        _ = FileManager.default.createFile(atPath: errorLog, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorLog))
         try process.run()
         let partialFolder = cacheDir + "/partial"
         func keptBytes() -> Int {
@@ -49,8 +51,8 @@ struct ResumeCommandTests {
                 (try? FileManager.default.attributesOfItem(atPath: partialFolder + "/" + $0))?[.size] as? Int
             }.max() ?? 0
         }
-        #expect(await waitUntil { keptBytes() > 128 << 10 })
-        #expect(process.isRunning)
+        #expect(await waitUntil { keptBytes() > 128 << 10 }, "kept \(keptBytes()); sent \(server.bytesSent("/big.png"))")
+        #expect(process.isRunning, "\((try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? "")")
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal)

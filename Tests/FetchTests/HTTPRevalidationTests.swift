@@ -188,4 +188,19 @@ struct HTTPRevalidationTests {
         clock.advance(86_400)
         #expect(pipeline.containsImage(at: url("/k")))
     }
+
+    /// A "show cached" decision (what `ImageLoader` carries out with `cachedImage(for:revalidatingOn:)`)
+    /// shows the stale copy and revalidates it in the background on a free link, not on roaming;
+    /// `flush()` waits for the revalidations running.
+    @Test func aShowCachedDecisionRevalidatesInTheBackgroundOnAFreeLinkOnly() async throws {
+        server.route("/d", Self.entityTagRoute(TestImages.png(size: 2000)))
+        try await loadAndKeepOnDiskOnly("/d")
+        clock.advance(3600)
+        #expect(await pipeline.cachedImage(for: url("/d"), revalidatingOn: NetworkState(.cellular, isRoaming: true))?.source == .disk)
+        #expect(pipeline.revalidationStatistics.started == 0)
+        pipeline.memory.purge()
+        #expect(await pipeline.cachedImage(for: url("/d"), revalidatingOn: NetworkState(.wifi))?.source == .disk)
+        await pipeline.flush()
+        #expect(pipeline.revalidationStatistics.notModified == 1 && server.hits("/d") == 2)
+    }
 }

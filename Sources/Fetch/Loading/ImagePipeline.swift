@@ -64,7 +64,7 @@ public final class ImagePipeline: CacheInspecting {
         /// The network each load in flight was asked for on (the last caller's).
         var networks: [ImageURL: NetworkState] = [:]
         /// URLs being revalidated in the background.
-        var revalidating: Set<ImageURL> = []
+        var revalidating: [ImageURL: Task<Void, Never>] = [:]
         var revalidation = RevalidationStatistics()
         var resumes = ResumeStatistics()
     }
@@ -103,17 +103,30 @@ public final class ImagePipeline: CacheInspecting {
     ///   `.cancelled` when the calling task is cancelled, or what the download failed with.
     public func image(for url: ImageURL, networkAllowed: Bool = true, priority: RequestPriority? = nil,
                       network: NetworkState? = nil) async throws(FetchError) -> FetchedImage {
+        try await image(for: url, networkAllowed: networkAllowed, mayRevalidate: networkAllowed, priority: priority, network: network)
+    }
+
+    /// `image(for:networkAllowed:priority:network:)`; `mayRevalidate` lets a stale disk hit be
+    /// revalidated in the background even when the image itself may not be downloaded (a decision
+    /// to show the cached copy, made online).
+    func image(for url: ImageURL, networkAllowed: Bool, mayRevalidate: Bool, priority: RequestPriority?,
+               network: NetworkState?) async throws(FetchError) -> FetchedImage {
         if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
         if disk?.containsImage(at: url) == true || !networkAllowed, let stored = await storedImage(for: url) {
+            let revalidates = mayRevalidate && http.revalidates(on: network)
             switch stored.freshness.state(at: http.clock(), rules: http.freshnessRules) {
             case .fresh, .neverStore:
                 return stored.image(url)
             case .stale:
-                if networkAllowed, http.revalidates(on: network) { revalidateInBackground(url, stored, network: network) }
+                if revalidates { revalidateInBackground(url, stored, network: network) }
                 return stored.image(url)
             case .mustRevalidate:
-                // Offline, or not allowed to use the network: shown all the same (as stale-if-error).
-                guard networkAllowed, network?.kind != .offline else { return stored.image(url) }
+                // Offline, or the decision is to show the cached copy: shown all the same (as
+                // stale-if-error), and revalidated in the background when the link allows it.
+                guard networkAllowed, network?.kind != .offline else {
+                    if revalidates { revalidateInBackground(url, stored, network: network) }
+                    return stored.image(url)
+                }
             }
         }
         guard networkAllowed else { throw FetchError(url: url, code: .offline) }
@@ -142,6 +155,19 @@ public final class ImagePipeline: CacheInspecting {
     public func cachedImage(for url: ImageURL) async -> FetchedImage? {
         if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
         return await storedImage(for: url)?.image(url)
+    }
+
+    /// `cachedImage(for:)`, and a stale disk hit (or one that must be revalidated) is revalidated
+    /// in the background when `http` allows it on `network` (the image itself is never
+    /// downloaded here: this is for a decision to show the cached copy).
+    public func cachedImage(for url: ImageURL, revalidatingOn network: NetworkState) async -> FetchedImage? {
+        if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
+        guard let stored = await storedImage(for: url) else { return nil }
+        if http.revalidates(on: network), stored.freshness.state(at: http.clock(), rules: http.freshnessRules) != .fresh,
+           stored.freshness.isStorable {
+            revalidateInBackground(url, stored, network: network)
+        }
+        return stored.image(url)
     }
 
     /// Starts loading `url` into the caches with nobody waiting, at `priority`; `purge()` cancels
@@ -223,9 +249,12 @@ public final class ImagePipeline: CacheInspecting {
         state.withLock { ($0.table.loads.count, $0.table.waiterCount) }
     }
 
-    /// Waits until every disk write queued before this call has ended (not for writes queued
-    /// later: steady traffic cannot keep it waiting).
+    /// Waits until the background revalidations running at this call have ended, then until
+    /// every disk write queued before that has ended (not for writes queued later: steady traffic
+    /// cannot keep it waiting).
     public func flush() async {
+        let revalidations = state.withLock { Array($0.revalidating.values) }
+        for revalidation in revalidations { await revalidation.value }
         await writes?.flush()
     }
 
@@ -454,22 +483,27 @@ public final class ImagePipeline: CacheInspecting {
 
     /// Revalidates `url` on its own task, at prefetch priority, once at a time per URL.
     private func revalidateInBackground(_ url: ImageURL, _ stored: StoredImage, network: NetworkState?) {
-        guard state.withLock({ $0.revalidating.insert(url).inserted }) else { return }
-        state.withLock { $0.revalidation.started += 1 }
-        Task { [self] in
-            let outcome: Result<FetchedImage, FetchError>
-            do throws(FetchError) {
-                outcome = .success(try await revalidate(url, stored, priority: RequestPriority(LoadPriority(.prefetch)), network: network))
-            } catch {
-                outcome = .failure(error)
-            }
-            state.withLock { state in
-                state.revalidating.remove(url)
-                switch outcome {
-                case .success(let image) where image.source == .network: state.revalidation.replaced += 1
-                case .success: state.revalidation.notModified += 1
-                case .failure: state.revalidation.failed += 1
-                }
+        state.withLock { table in
+            guard table.revalidating[url] == nil else { return }
+            table.revalidation.started += 1
+            // Created under the lock (nothing runs here), so that the task's own removal comes after.
+            table.revalidating[url] = Task { [self] in await runRevalidation(url, stored, network: network) }
+        }
+    }
+
+    private func runRevalidation(_ url: ImageURL, _ stored: StoredImage, network: NetworkState?) async {
+        let outcome: Result<FetchedImage, FetchError>
+        do throws(FetchError) {
+            outcome = .success(try await revalidate(url, stored, priority: RequestPriority(LoadPriority(.prefetch)), network: network))
+        } catch {
+            outcome = .failure(error)
+        }
+        state.withLock { state in
+            state.revalidating[url] = nil
+            switch outcome {
+            case .success(let image) where image.source == .network: state.revalidation.replaced += 1
+            case .success: state.revalidation.notModified += 1
+            case .failure: state.revalidation.failed += 1
             }
         }
     }
