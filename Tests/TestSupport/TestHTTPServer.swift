@@ -33,6 +33,26 @@ public final class TestHTTPServer: @unchecked Sendable {
         case hang
         /// Computed per hit (1 for the first).
         case dynamic(@Sendable (Int) -> Response)
+        /// Computed from the request (its header fields and hit number).
+        case request(@Sendable (RequestHead) -> Response)
+        /// Any status with extra header lines and its `Content-Length`, the body sent in chunks of
+        /// `chunk` bytes every `interval` seconds.
+        case dripHeaders(Int, [String], [UInt8], chunk: Int, interval: Double)
+        /// Any status with extra header lines and the `Content-Length` of `body`, then only the
+        /// first `sent` bytes of it; the rest never comes (the connection stays open until the
+        /// client closes it).
+        case stall(Int, [String], [UInt8], sent: Int)
+    }
+
+    /// A request as a route sees it.
+    public struct RequestHead: Sendable {
+        /// 1 for the first request of the path.
+        public var hit: Int
+        /// The header fields, names lowercased (the last of repeated ones).
+        public var headers: [String: String]
+
+        /// The value of the field `name` (any case), if sent.
+        public func header(_ name: String) -> String? { headers[name.lowercased()] }
     }
 
     /// The port it listens on.
@@ -42,6 +62,9 @@ public final class TestHTTPServer: @unchecked Sendable {
     // Guarded by `lock`.
     private var routes: [String: Response]
     private var hitCounts: [String: Int] = [:]
+    private var heads: [String: [RequestHead]] = [:]
+    private var sentCounts: [String: Int] = [:]
+    private var endedCounts: [String: Int] = [:]
     private var connectionCount = 0
     private var stopped = false
 
@@ -76,6 +99,15 @@ public final class TestHTTPServer: @unchecked Sendable {
 
     /// How many requests `path` has had.
     public func hits(_ path: String) -> Int { lock.withLock { hitCounts[path.hasPrefix("/") ? path : "/" + path, default: 0] } }
+
+    /// The requests `path` has had, in order.
+    public func requests(_ path: String) -> [RequestHead] { lock.withLock { heads[path.hasPrefix("/") ? path : "/" + path] ?? [] } }
+
+    /// Bytes sent (heads and bodies) in answer to `path`.
+    public func bytesSent(_ path: String) -> Int { lock.withLock { sentCounts[path.hasPrefix("/") ? path : "/" + path, default: 0] } }
+
+    /// Responses to `path` that have ended (sent whole, or given up when the client left).
+    public func responsesEnded(_ path: String) -> Int { lock.withLock { endedCounts[path.hasPrefix("/") ? path : "/" + path, default: 0] } }
 
     /// Requests over all paths.
     public var totalHits: Int { lock.withLock { hitCounts.values.reduce(0, +) } }
@@ -128,17 +160,29 @@ public final class TestHTTPServer: @unchecked Sendable {
             let requestLine = head.split(separator: "\r\n").first ?? ""
             let parts = requestLine.split(separator: " ")
             let path = parts.count > 1 ? String(parts[1]) : "/"
+            var fields: [String: String] = [:]
+            for line in head.split(separator: "\r\n").dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
             let (hit, route) = lock.withLock { () -> (Int, Response?) in
                 hitCounts[path, default: 0] += 1
+                heads[path, default: []].append(RequestHead(hit: hitCounts[path]!, headers: fields))
                 return (hitCounts[path]!, routes[path])
             }
-            let keepOpen = respond(route ?? .status(404, Array("no route \(path)".utf8)), hit: hit, to: client)
+            let keepOpen = respond(route ?? .status(404, Array("no route \(path)".utf8)),
+                                   request: RequestHead(hit: hit, headers: fields), path: path, to: client)
+            lock.withLock { endedCounts[path, default: 0] += 1 }
             if !keepOpen { return }
         }
     }
 
     /// Writes the response; returns whether the connection may serve another request.
-    private func respond(_ response: Response, hit: Int, to client: Int32) -> Bool {
+    private func respond(_ response: Response, request: RequestHead, path: String, to client: Int32) -> Bool {
+        let hit = request.hit
+        func send(_ bytes: [UInt8], to client: Int32) -> Bool {
+            self.send(bytes, to: client, path: path)
+        }
         func head(_ status: Int, _ headers: [String]) -> [UInt8] {
             Array((["HTTP/1.1 \(status) \(status == 200 ? "OK" : "X")"] + headers + ["", ""]).joined(separator: "\r\n").utf8)
         }
@@ -153,17 +197,10 @@ public final class TestHTTPServer: @unchecked Sendable {
             return send(head(302, ["Location: \(location)", "Content-Length: 0"]), to: client)
         case .delayed(let seconds, let next):
             Thread.sleep(forTimeInterval: seconds)
-            return respond(next, hit: hit, to: client)
+            return respond(next, request: request, path: path, to: client)
         case .drip(let body, let chunkSize, let interval):
-            guard send(head(200, ["Content-Type: image/png", "Content-Length: \(body.count)"]), to: client) else { return false }
-            var offset = 0
-            while offset < body.count {
-                Thread.sleep(forTimeInterval: interval)
-                let end = min(body.count, offset + chunkSize)
-                guard send(Array(body[offset..<end]), to: client) else { return false }
-                offset = end
-            }
-            return true
+            return respond(.dripHeaders(200, ["Content-Type: image/png"], body, chunk: chunkSize, interval: interval),
+                           request: request, path: path, to: client)
         case .chunked(let body):
             var bytes = head(200, ["Content-Type: image/png", "Transfer-Encoding: chunked"])
             var offset = 0
@@ -189,15 +226,33 @@ public final class TestHTTPServer: @unchecked Sendable {
             while recv(client, &byte, 1, 0) > 0 {}
             return false
         case .dynamic(let make):
-            return respond(make(hit), hit: hit, to: client)
+            return respond(make(hit), request: request, path: path, to: client)
+        case .request(let make):
+            return respond(make(request), request: request, path: path, to: client)
+        case .stall(let status, let headers, let body, let sent):
+            guard send(head(status, headers + ["Content-Length: \(body.count)"]) + body.prefix(sent), to: client) else { return false }
+            var byte: UInt8 = 0
+            while recv(client, &byte, 1, 0) > 0 {}
+            return false
+        case .dripHeaders(let status, let headers, let body, let chunkSize, let interval):
+            guard send(head(status, headers + ["Content-Length: \(body.count)"]), to: client) else { return false }
+            var offset = 0
+            while offset < body.count {
+                Thread.sleep(forTimeInterval: interval)
+                let end = min(body.count, offset + chunkSize)
+                guard send(Array(body[offset..<end]), to: client) else { return false }
+                offset = end
+            }
+            return true
         }
     }
 
-    private func send(_ bytes: [UInt8], to client: Int32) -> Bool {
+    private func send(_ bytes: [UInt8], to client: Int32, path: String) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if sent <= 0 { return false }
+            lock.withLock { sentCounts[path, default: 0] += sent }
             offset += sent
         }
         return true

@@ -31,8 +31,10 @@ final class DiskWriteQueue: Sendable {
 
     /// Stores one body (the disk cache's `store`, or a test's double).
     typealias Store = @Sendable ([UInt8], ImageURL) throws(DiskCacheError) -> Void
+    /// Stores one body with its HTTP freshness (nil: none known).
+    typealias FreshStore = @Sendable ([UInt8], ImageURL, HTTPFreshness?) throws(DiskCacheError) -> Void
 
-    private let store: Store
+    private let store: FreshStore
     private let entryPath: @Sendable (ImageURL) -> String
     private let logger: Logger
     /// The thread the writes run on.
@@ -42,14 +44,23 @@ final class DiskWriteQueue: Sendable {
 
     /// A queue writing to `disk`.
     convenience init(disk: DiskCache, policy: DiskWritePolicy, logger: Logger) {
-        self.init(policy: policy, logger: logger, entryPath: { disk.entryPath(for: $0) }) { bytes, url throws(DiskCacheError) in
-            try disk.store(bytes, for: url)
-        }
+        self.init(policy: policy, logger: logger, entryPath: { disk.entryPath(for: $0) },
+                  freshStore: { bytes, url, freshness throws(DiskCacheError) in
+            // `no-store` is refused here (and any older entry removed): counted by the cache.
+            try disk.store(bytes, for: url, freshness: freshness)
+        })
     }
 
     /// A queue writing with `store`; `entryPath` names a URL's entry in messages.
-    init(policy: DiskWritePolicy, logger: Logger, entryPath: @escaping @Sendable (ImageURL) -> String, store: @escaping Store) {
-        self.store = store
+    convenience init(policy: DiskWritePolicy, logger: Logger, entryPath: @escaping @Sendable (ImageURL) -> String, store: @escaping Store) {
+        self.init(policy: policy, logger: logger, entryPath: entryPath, freshStore: { bytes, url, _ throws(DiskCacheError) in
+            try store(bytes, url)
+        })
+    }
+
+    /// A queue writing with `freshStore`.
+    init(policy: DiskWritePolicy, logger: Logger, entryPath: @escaping @Sendable (ImageURL) -> String, freshStore: @escaping FreshStore) {
+        self.store = freshStore
         self.entryPath = entryPath
         self.logger = logger
         state = Locked(State(backlog: DiskWriteBacklog(policy: policy)))
@@ -67,8 +78,8 @@ final class DiskWriteQueue: Sendable {
     /// failure with that message, and how many writes failed so.
     var failures: [(error: DiskCacheError, occurrences: Int)] { state.withLock { $0.failures } }
 
-    /// Queues a write of `bytes` for `url`; returns once it is queued (or dropped).
-    func enqueue(_ bytes: [UInt8], for url: ImageURL) async {
+    /// Queues a write of `bytes` for `url` with its `freshness`; returns once it is queued (or dropped).
+    func enqueue(_ bytes: [UInt8], for url: ImageURL, freshness: HTTPFreshness? = nil) async {
         let action = state.withLock { $0.backlog.offer(bytes.count) }
         let sequence: Int
         switch action {
@@ -88,7 +99,7 @@ final class DiskWriteQueue: Sendable {
         thread.submit { [self] in
             var failure: DiskCacheError?
             do throws(DiskCacheError) {
-                try store(bytes, url)
+                try store(bytes, url, freshness)
             } catch {
                 failure = error
             }

@@ -71,7 +71,7 @@ public struct ImageLoader: Sendable {
         var decision = decision
         for _ in 0..<Self.maxRedecisions {
             guard case .showCached(let variant, let url) = decision.action else { break }
-            if let image = await pipeline.cachedImage(for: url) {
+            if let image = await pipeline.cachedImage(for: url, revalidatingOn: decision.network) {
                 return .imageReady(decision, variant: variant, image: image)
             }
             if Task.isCancelled {

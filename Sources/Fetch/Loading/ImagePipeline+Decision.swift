@@ -23,7 +23,8 @@ extension ImagePipeline {
             (variant, url, networkAllowed) = (loadVariant, loadURL, decision.network.kind != .offline)
         }
         do {
-            let image = try await image(for: url, networkAllowed: networkAllowed, priority: priority)
+            let image = try await image(for: url, networkAllowed: networkAllowed, mayRevalidate: decision.network.kind != .offline,
+                                        priority: priority, network: decision.network)
             return .imageReady(decision, variant: variant, image: image)
         } catch {
             var error = error

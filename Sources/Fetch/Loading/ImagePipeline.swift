@@ -20,6 +20,15 @@ import Policy
 /// - A download is delivered as soon as it is in the memory cache; its disk write waits in a
 ///   bounded queue (`DiskWritePolicy`: past the bound, writes are dropped, or loads wait for room).
 ///   `flush()` waits for the writes queued before it (call it before the process exits).
+/// - HTTP caching (`http`, see `HTTPOptions` and docs/loading.md): a download is stored with its
+///   freshness (`Cache-Control`, `Expires`, validators); a `no-store` response is delivered but
+///   never written to disk. A stale disk hit is shown at once and, when `http` allows it on the
+///   load's network (a free link by default; never offline), revalidated in the background with
+///   `If-None-Match`/`If-Modified-Since`: a 304 keeps the bytes and refreshes their freshness, a
+///   200 replaces them; the next load gets the refreshed entry (the image already delivered is
+///   not delivered again). An entry that must be revalidated (`no-cache`, stale
+///   `must-revalidate`) is revalidated before it is shown, and shown anyway if that fails or the
+///   link is offline. A memory hit is shown as it is.
 /// - Failed downloads (URL and cause), failed disk writes (path and cause) and dropped writes are
 ///   logged to `logger`; failed writes are counted and kept in `diskWriteFailures`.
 ///
@@ -44,12 +53,20 @@ public final class ImagePipeline: CacheInspecting {
     public let disk: DiskCache?
     /// Where failed loads, failed disk writes and dropped writes are reported.
     public let logger: Logger
+    /// How the pipeline talks HTTP: revalidation, `Save-Data`, `Accept`, the clock.
+    public let http: HTTPOptions
 
     private typealias Table = LoadTable<CheckedContinuation<FetchedImage, any Error>, Task<Void, Never>>
 
     private struct State {
         var table = Table()
         var downloads = 0
+        /// The network each load in flight was asked for on (the last caller's).
+        var networks: [ImageURL: NetworkState] = [:]
+        /// URLs being revalidated in the background.
+        var revalidating: [ImageURL: Task<Void, Never>] = [:]
+        var revalidation = RevalidationStatistics()
+        var resumes = ResumeStatistics()
     }
 
     // Guards the table of loads and waiters, and the download count.
@@ -61,8 +78,9 @@ public final class ImagePipeline: CacheInspecting {
 
     /// Creates a pipeline; `diskWrites` bounds the queue of disk-cache writes.
     public init(downloader: any ImageDownloading, memory: MemoryCache = MemoryCache(), disk: DiskCache?,
-                diskWrites: DiskWritePolicy = .dropWhenFull, logger: Logger = .disabled) {
+                diskWrites: DiskWritePolicy = .dropWhenFull, http: HTTPOptions = .standard, logger: Logger = .disabled) {
         self.downloader = downloader
+        self.http = http
         self.memory = memory
         self.disk = disk
         self.logger = logger
@@ -78,18 +96,45 @@ public final class ImagePipeline: CacheInspecting {
     /// that has it.
     ///
     /// `priority` is this call's priority (a new `.visible` one when nil): keep it to change it
-    /// while the call waits, with `setPriority(_:of:)`.
+    /// while the call waits, with `setPriority(_:of:)`. `network` is the link the load runs on
+    /// (nil: unknown, taken as a free link): it decides whether a stale disk entry is revalidated
+    /// and whether requests carry `Save-Data` (see `HTTPOptions`).
     /// - Throws: a `FetchError`: `.offline` when the network is not allowed and no cache has it,
     ///   `.cancelled` when the calling task is cancelled, or what the download failed with.
-    public func image(for url: ImageURL, networkAllowed: Bool = true,
-                      priority: RequestPriority? = nil) async throws(FetchError) -> FetchedImage {
+    public func image(for url: ImageURL, networkAllowed: Bool = true, priority: RequestPriority? = nil,
+                      network: NetworkState? = nil) async throws(FetchError) -> FetchedImage {
+        try await image(for: url, networkAllowed: networkAllowed, mayRevalidate: networkAllowed, priority: priority, network: network)
+    }
+
+    /// `image(for:networkAllowed:priority:network:)`; `mayRevalidate` lets a stale disk hit be
+    /// revalidated in the background even when the image itself may not be downloaded (a decision
+    /// to show the cached copy, made online).
+    func image(for url: ImageURL, networkAllowed: Bool, mayRevalidate: Bool, priority: RequestPriority?,
+               network: NetworkState?) async throws(FetchError) -> FetchedImage {
         if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
-        if disk?.containsImage(at: url) == true || !networkAllowed, let image = await diskImage(for: url) {
-            return image
+        if disk?.containsImage(at: url) == true || !networkAllowed, let stored = await storedImage(for: url) {
+            let revalidates = mayRevalidate && http.revalidates(on: network)
+            switch stored.freshness.state(at: http.clock(), rules: http.freshnessRules) {
+            case .fresh, .neverStore:
+                return stored.image(url)
+            case .stale:
+                if revalidates { revalidateInBackground(url, stored, network: network) }
+                return stored.image(url)
+            case .mustRevalidate:
+                // Offline, or the decision is to show the cached copy: shown all the same (as
+                // stale-if-error), and revalidated in the background when the link allows it.
+                guard networkAllowed, network?.kind != .offline else {
+                    if revalidates { revalidateInBackground(url, stored, network: network) }
+                    return stored.image(url)
+                }
+            }
         }
         guard networkAllowed else { throw FetchError(url: url, code: .offline) }
         let priority = priority ?? RequestPriority()
-        let waiter = state.withLock { $0.table.makeWaiter(for: url, priority: priority) }
+        let waiter = state.withLock { state in
+            if let network { state.networks[url] = network }
+            return state.table.makeWaiter(for: url, priority: priority)
+        }
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
@@ -109,7 +154,20 @@ public final class ImagePipeline: CacheInspecting {
     /// pool), else nil; never touches the network. A damaged entry is removed and is a miss.
     public func cachedImage(for url: ImageURL) async -> FetchedImage? {
         if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
-        return await diskImage(for: url)
+        return await storedImage(for: url)?.image(url)
+    }
+
+    /// `cachedImage(for:)`, and a stale disk hit (or one that must be revalidated) is revalidated
+    /// in the background when `http` allows it on `network` (the image itself is never
+    /// downloaded here: this is for a decision to show the cached copy).
+    public func cachedImage(for url: ImageURL, revalidatingOn network: NetworkState) async -> FetchedImage? {
+        if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
+        guard let stored = await storedImage(for: url) else { return nil }
+        if http.revalidates(on: network), stored.freshness.state(at: http.clock(), rules: http.freshnessRules) != .fresh,
+           stored.freshness.isStorable {
+            revalidateInBackground(url, stored, network: network)
+        }
+        return stored.image(url)
     }
 
     /// Starts loading `url` into the caches with nobody waiting, at `priority`; `purge()` cancels
@@ -157,6 +215,16 @@ public final class ImagePipeline: CacheInspecting {
         for task in tasks { task.cancel() }
     }
 
+    /// Background revalidations of stale entries: started, answered 304, answered 200, failed.
+    public var revalidationStatistics: RevalidationStatistics {
+        state.withLock { $0.revalidation }
+    }
+
+    /// Downloads completed by resuming a partial body, and the bytes that were not downloaded again.
+    public var resumeStatistics: ResumeStatistics {
+        state.withLock { $0.resumes }
+    }
+
     /// Loads in flight, downloads started so far, disk writes waiting, and disk writes that failed.
     public var statistics: (inFlight: Int, downloads: Int, pendingDiskWrites: Int, diskWriteFailures: Int) {
         let (inFlight, downloads) = state.withLock { ($0.table.loads.count, $0.downloads) }
@@ -181,9 +249,12 @@ public final class ImagePipeline: CacheInspecting {
         state.withLock { ($0.table.loads.count, $0.table.waiterCount) }
     }
 
-    /// Waits until every disk write queued before this call has ended (not for writes queued
-    /// later: steady traffic cannot keep it waiting).
+    /// Waits until the background revalidations running at this call have ended, then until
+    /// every disk write queued before that has ended (not for writes queued later: steady traffic
+    /// cannot keep it waiting).
     public func flush() async {
+        let revalidations = state.withLock { Array($0.revalidating.values) }
+        for revalidation in revalidations { await revalidation.value }
         await writes?.flush()
     }
 
@@ -210,11 +281,11 @@ public final class ImagePipeline: CacheInspecting {
     // MARK: - Loading
 
     private func start(_ url: ImageURL, _ load: Table.LoadID) {
-        let priority = state.withLock { $0.table.requestPriority(of: url) } ?? RequestPriority()
+        let (priority, network) = state.withLock { ($0.table.requestPriority(of: url), $0.networks[url]) }
         let task = Task { [self] in
             let result: Result<FetchedImage, FetchError>
             do throws(FetchError) {
-                result = .success(try await fetch(url, priority: priority))
+                result = .success(try await fetch(url, priority: priority ?? RequestPriority(), network: network))
             } catch {
                 result = .failure(error)
             }
@@ -223,41 +294,250 @@ public final class ImagePipeline: CacheInspecting {
         state.withLock { $0.table.started(url, load, handle: task) }?.cancel()
     }
 
-    private func fetch(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> FetchedImage {
+    private func fetch(_ url: ImageURL, priority: RequestPriority, network: NetworkState?) async throws(FetchError) -> FetchedImage {
         if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
         // Also finds entries other processes wrote since the index was built.
-        if let image = await diskImage(for: url) { return image }
+        if let stored = await storedImage(for: url) {
+            guard stored.freshness.state(at: http.clock(), rules: http.freshnessRules) == .mustRevalidate else { return stored.image(url) }
+            do {
+                return try await revalidate(url, stored, priority: priority, network: network)
+            } catch where error.code != .cancelled {
+                logger.info("revalidation failed: the stored image is shown", metadata: ["url": "\(url)", "error": "\(error)"])
+                return stored.image(url)
+            }
+        }
         if Task.isCancelled { throw FetchError(url: url, code: .cancelled) }
+        return try await download(url, priority: priority, network: network)
+    }
+
+    /// Downloads `url` without conditions and stores it with its freshness. With a disk cache,
+    /// the body is kept as a partial body while it arrives (every `partialLimits.minimumBytes`, and
+    /// when the transfer stops early), and a partial body kept earlier is resumed: `Range` and
+    /// `If-Range` ask for the rest only.
+    private func download(_ url: ImageURL, priority: RequestPriority, network: NetworkState?,
+                          resuming: Bool = true) async throws(FetchError) -> FetchedImage {
         state.withLock { $0.downloads += 1 }
-        let bytes: [UInt8]
+        var headers = http.negotiationHeaders(on: network)
+        var partial: PartialBody?
+        var checkpoints: BodyCheckpoints?
+        if let disk, let writes {
+            // Only when partial bodies exist (counted in memory: no disk call for the common case).
+            if resuming, disk.partialStatistics.count > 0, let kept = await writes.thread.run({ disk.partial(for: url) }) {
+                partial = kept
+                headers += kept.resumeHeaders
+            }
+            // A range counts encoded bytes: resumable bodies are asked for as they are.
+            headers.append(("Accept-Encoding", "identity"))
+            checkpoints = partialCheckpoints(for: url, resumedFrom: partial, disk: disk, thread: writes.thread)
+        }
+        let requestedAt = http.clock()
+        let response: DownloadResponse
         do {
-            bytes = try await downloader.download(url, priority: priority)
+            response = try await downloader.response(for: url, headers: headers, priority: priority, checkpoints: checkpoints)
         } catch {
+            if partial != nil, case .httpStatus(416) = error.code, let disk {
+                await writes?.thread.run { disk.discardPartial(for: url) }
+                return try await download(url, priority: priority, network: network, resuming: false)
+            }
             if error.code != .cancelled {
                 logger.warning("download failed", metadata: ["url": "\(url)", "error": "\(error)"])
             }
             throw error
         }
+        if response.status == 206, let partial, let disk, let writes {
+            return try await completeResumed(url, response, partial: partial, disk: disk, thread: writes.thread,
+                                             requestedAt: requestedAt, priority: priority, network: network)
+        }
+        let image = try await accept(response, for: url, requestedAt: requestedAt)
+        // The whole body came (a 200: also when the validator changed): no partial body is left.
+        if let disk, let writes, partial != nil || response.body.count >= disk.partialLimits.minimumBytes {
+            writes.thread.submit { disk.discardPartial(for: url) }
+        }
+        return image
+    }
+
+    /// A 206 to a resumed request: the kept bytes plus the rest, stored as a whole entry; a range
+    /// other than the one asked for, or a total that does not add up, discards the partial body
+    /// and downloads `url` again from the start.
+    private func completeResumed(_ url: ImageURL, _ response: DownloadResponse, partial: PartialBody, disk: DiskCache,
+                                 thread: DiskThreads, requestedAt: HTTPDate, priority: RequestPriority,
+                                 network: NetworkState?) async throws(FetchError) -> FetchedImage {
+        let expected = ContentRange(first: partial.offset, last: partial.totalLength - 1, complete: partial.totalLength)
+        // The whole body's freshness: a 206 counts as the 200 it completes.
+        var renewed = HTTPFreshness(status: 206, headers: response.headers, requestedAt: requestedAt, receivedAt: http.clock())
+        renewed.status = 200
+        let freshness = renewed
+        let range = response.header("Content-Range").flatMap(ContentRange.init)
+        let whole: Result<[UInt8]?, DiskCacheError> = await thread.run {
+            guard range == expected else {
+                disk.discardPartial(for: url)
+                return .success(nil)
+            }
+            // The bytes kept when the request was made (this transfer's checkpoints have grown
+            // the partial body on disk since): they and the rest make the whole body.
+            defer { disk.discardPartial(for: url) }
+            guard partial.offset + response.body.count == partial.totalLength else { return .success(nil) }
+            let body = partial.bytes + response.body
+            return Result { () throws(DiskCacheError) in
+                try disk.store(body, for: url, freshness: freshness)
+                return body
+            }
+        }
+        let body: [UInt8]
+        switch whole {
+        case .success(let bytes?):
+            body = bytes
+        case .success(nil):
+            logger.info("a resumed download did not add up: downloading again", metadata: ["url": "\(url)",
+                        "range": "\(response.header("Content-Range") ?? "none")", "kept": "\(partial.offset)"])
+            return try await download(url, priority: priority, network: network, resuming: false)
+        case .failure(let error):
+            // The body is whole; only its disk entry failed.
+            logger.warning("cannot store a resumed download", metadata: ["url": "\(url)", "path": "\(error.path)", "error": "\(error.message)"])
+            body = partial.bytes + response.body
+        }
+        if ImageFormat.sniff(body) == nil || (try? http.checkFormat(of: body, for: url)) == nil {
+            await thread.run { disk.remove(url) }
+        }
+        guard ImageFormat.sniff(body) != nil else {
+            throw FetchError(url: url, code: .notAnImage(contentType: response.header("Content-Type"), start: ImageFormat.describeStart(body)))
+        }
+        try http.checkFormat(of: body, for: url)
+        memory.store(body, for: url)
+        state.withLock { $0.resumes.add(savedBytes: partial.offset) }
+        return FetchedImage(url: url, bytes: body, source: .network)
+    }
+
+    /// Keeps the body of a transfer of `url` as a partial body while it arrives: a 200 with a
+    /// strong validator, a `Content-Length` and no `Content-Encoding` from the start; a 206 to a
+    /// resumed request as the kept bytes plus the rest so far. Runs on the disk writer's thread.
+    private func partialCheckpoints(for url: ImageURL, resumedFrom kept: PartialBody?, disk: DiskCache,
+                                    thread: DiskThreads) -> BodyCheckpoints {
+        let clock = http.clock
+        let logger = self.logger
+        return BodyCheckpoints(every: max(1, disk.partialLimits.minimumBytes)) { received in
+            let response = DownloadResponse(status: received.status, headers: received.headers, body: [], requestedAt: clock(), receivedAt: clock())
+            guard response.header("Content-Encoding").map({ $0.lowercased() == "identity" }) ?? true else { return }
+            let bytes: [UInt8], validator: String, total: Int
+            switch received.status {
+            case 200:
+                guard let found = HTTPFreshness(status: 200, headers: received.headers, receivedAt: clock()).rangeValidator,
+                      let length = response.header("Content-Length").flatMap({ Int($0.filter { $0 != " " }) }) else { return }
+                (bytes, validator, total) = (received.body, found, length)
+            case 206:
+                guard let kept else { return }
+                (bytes, validator, total) = (kept.bytes + received.body, kept.validator, kept.totalLength)
+            default:
+                return
+            }
+            thread.submit {
+                do throws(DiskCacheError) {
+                    try disk.savePartial(bytes, for: url, validator: validator, totalLength: total)
+                } catch {
+                    logger.info("cannot keep a partial body", metadata: ["url": "\(url)", "error": "\(error.message)"])
+                }
+            }
+        }
+    }
+
+    /// A whole image answered for `url`: checked against `Accept`, kept in memory, queued for the
+    /// disk with its freshness (`no-store`: never written, and an older entry is removed).
+    private func accept(_ response: DownloadResponse, for url: ImageURL, requestedAt: HTTPDate) async throws(FetchError) -> FetchedImage {
+        let bytes = try response.wholeImage(of: url)
+        try http.checkFormat(of: bytes, for: url)
+        let freshness = HTTPFreshness(status: 200, headers: response.headers, requestedAt: requestedAt, receivedAt: http.clock())
         // A complete body is kept whoever still waits: memory first, then the disk queue.
         memory.store(bytes, for: url)
-        await writes?.enqueue(bytes, for: url)
+        await writes?.enqueue(bytes, for: url, freshness: freshness)
         return FetchedImage(url: url, bytes: bytes, source: .network)
     }
 
-    private func diskImage(for url: ImageURL) async -> FetchedImage? {
+    /// Asks the server whether `stored` is still good: 304 keeps its bytes (their freshness
+    /// renewed on disk; source `.disk`, nothing was downloaded), 200 replaces them. A 304 that
+    /// does not match the entry (or finds it gone) is followed by a download without conditions.
+    private func revalidate(_ url: ImageURL, _ stored: StoredImage, priority: RequestPriority,
+                            network: NetworkState?) async throws(FetchError) -> FetchedImage {
+        let conditions = stored.freshness.conditionalHeaders
+        guard !conditions.isEmpty, let disk else { return try await download(url, priority: priority, network: network) }
+        state.withLock { $0.downloads += 1 }
+        let requestedAt = http.clock()
+        let response = try await downloader.response(for: url, headers: conditions + http.negotiationHeaders(on: network), priority: priority)
+        guard response.status == 304 else { return try await accept(response, for: url, requestedAt: requestedAt) }
+        let receivedAt = http.clock()
+        let renewed = await readers.run { () -> Result<StoredImage?, DiskCacheError> in
+            Result { () throws(DiskCacheError) in try disk.revalidated(url, notModified: response.headers, requestedAt: requestedAt, receivedAt: receivedAt) }
+        }
+        switch renewed {
+        case .success(let image?):
+            memory.store(image.bytes, for: url)
+            return FetchedImage(url: url, bytes: image.bytes, source: .disk)
+        case .success(nil):
+            logger.info("a 304 did not match the stored entry: downloading again", metadata: ["url": "\(url)"])
+            return try await download(url, priority: priority, network: network)
+        case .failure(let error):
+            logger.warning("cannot record a revalidation", metadata: ["url": "\(url)", "path": "\(error.path)", "error": "\(error.message)"])
+            memory.store(stored.bytes, for: url)
+            return stored.image(url)
+        }
+    }
+
+    /// Revalidates `url` on its own task, at prefetch priority, once at a time per URL.
+    private func revalidateInBackground(_ url: ImageURL, _ stored: StoredImage, network: NetworkState?) {
+        state.withLock { table in
+            guard table.revalidating[url] == nil else { return }
+            table.revalidation.started += 1
+            // Created under the lock (nothing runs here), so that the task's own removal comes after.
+            table.revalidating[url] = Task { [self] in await runRevalidation(url, stored, network: network) }
+        }
+    }
+
+    private func runRevalidation(_ url: ImageURL, _ stored: StoredImage, network: NetworkState?) async {
+        let outcome: Result<FetchedImage, FetchError>
+        do throws(FetchError) {
+            outcome = .success(try await revalidate(url, stored, priority: RequestPriority(LoadPriority(.prefetch)), network: network))
+        } catch {
+            outcome = .failure(error)
+        }
+        state.withLock { state in
+            state.revalidating[url] = nil
+            switch outcome {
+            case .success(let image) where image.source == .network: state.revalidation.replaced += 1
+            case .success: state.revalidation.notModified += 1
+            case .failure: state.revalidation.failed += 1
+            }
+        }
+    }
+
+    /// The stored image for `url` read on a disk thread, or nil. It is kept in memory unless it
+    /// must be revalidated before it is shown (else the memory hit would skip that).
+    private func storedImage(for url: ImageURL) async -> StoredImage? {
         guard let disk else { return nil }
-        guard let bytes = await readers.run({ disk.image(for: url) }) else { return nil }
-        memory.store(bytes, for: url)
-        return FetchedImage(url: url, bytes: bytes, source: .disk)
+        guard let stored = await readers.run({ disk.storedImage(for: url) }) else { return nil }
+        if stored.freshness.state(at: http.clock(), rules: http.freshnessRules) != .mustRevalidate {
+            memory.store(stored.bytes, for: url)
+        }
+        return stored
     }
 
     private func finish(_ url: ImageURL, _ load: Table.LoadID, with result: Result<FetchedImage, FetchError>) {
         let stopped = if case .failure(let error) = result, error.code == .cancelled { true } else { false }
-        switch state.withLock({ $0.table.finished(url, load, stopped: stopped) }) {
+        let action = state.withLock { state in
+            let action = state.table.finished(url, load, stopped: stopped)
+            if state.table.loads[url] == nil { state.networks[url] = nil }
+            return action
+        }
+        switch action {
         case .restart(let url, let load):
             start(url, load)
         case .resume(let waiters):
             for waiter in waiters { waiter.resume(with: result.mapError { $0 as any Error }) }
         }
+    }
+}
+
+extension StoredImage {
+    /// These bytes as a disk hit for `url`.
+    fileprivate func image(_ url: ImageURL) -> FetchedImage {
+        FetchedImage(url: url, bytes: bytes, source: .disk)
     }
 }

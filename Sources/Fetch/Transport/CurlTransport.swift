@@ -126,11 +126,28 @@ public final class CurlTransport: ImageDownloading {
     /// priority.value = LoadPriority(.visible, order: 0)   // the row scrolled onto the screen
     /// ```
     public func download(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> [UInt8] {
+        try await response(for: url, headers: [], priority: priority, checkpoints: nil).wholeImage(of: url)
+    }
+
+    /// Requests `url` with the extra header fields `headers` (conditional, range, `Save-Data`,
+    /// `Accept`…; a field holding a line break is not sent) and returns the answer: a complete
+    /// image as in `download(_:priority:)`, a `304 Not Modified` (empty body), or a
+    /// `206 Partial Content` (the rest of a body, not checked to be an image: its start is
+    /// elsewhere). Retried, prioritised and cancelled as `download(_:priority:)`. `checkpoints`
+    /// receives the body while it arrives, and what arrived when an attempt is cancelled or fails
+    /// (each retry starts from the beginning again).
+    ///
+    /// ```swift
+    /// let answer = try await transport.response(for: url, headers: stored.freshness.conditionalHeaders,
+    ///                                           priority: RequestPriority(), checkpoints: nil)
+    /// ```
+    public func response(for url: ImageURL, headers: [(name: String, value: String)],
+                         priority: RequestPriority, checkpoints: BodyCheckpoints?) async throws(FetchError) -> DownloadResponse {
         var random = HookedRandom(bits: hooks.random)
         var attempt = 1
         while true {
             let generation = backoff.generation
-            let (result, retryAfter) = await runAttempt(url, priority: priority)
+            let (result, retryAfter) = await runAttempt(url, headers: headers, priority: priority, checkpoints: checkpoints)
             let failure: FetchError
             switch result {
             case .success(let body): return body
@@ -160,8 +177,11 @@ public final class CurlTransport: ImageDownloading {
     }
 
     /// One attempt: the result, and the wait its response asked for with `Retry-After`.
-    private func runAttempt(_ url: ImageURL, priority: RequestPriority) async -> (Result<[UInt8], FetchError>, RetryAfter?) {
-        let transfer = Transfer(url: url, maximumBodySize: configuration.maximumBodySize, priority: priority)
+    private func runAttempt(_ url: ImageURL, headers: [(name: String, value: String)], priority: RequestPriority,
+                            checkpoints: BodyCheckpoints?) async -> (Result<DownloadResponse, FetchError>, RetryAfter?) {
+        let transfer = Transfer(url: url, maximumBodySize: configuration.maximumBodySize, priority: priority, headers: headers)
+        transfer.checkpoints = checkpoints
+        transfer.nextCheckpoint = checkpoints?.every ?? Int.max
         let scheduler = self.scheduler
         do {
             let body = try await withTaskCancellationHandler {

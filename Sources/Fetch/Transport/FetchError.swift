@@ -30,6 +30,9 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case offline
         /// Reading or writing the disk cache failed.
         case localIO(String)
+        /// The server sent an image of a format the request's `Accept` did not list: what came,
+        /// and what was asked for (best first).
+        case formatNotAsked(received: ImageFormat, asked: [ImageFormat])
     }
 
     /// The URL that was being loaded.
@@ -85,6 +88,8 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case .redirectRefused(let message): return message
         case .offline: return "offline and not cached"
         case .localIO(let message): return message
+        case .formatNotAsked(let received, let asked):
+            return "the server sent \(received.rawValue), a format not asked for (Accept: \(asked.map(\.rawValue).joined(separator: ", ")))"
         }
     }
 

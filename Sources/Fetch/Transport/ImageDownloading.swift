@@ -16,6 +16,16 @@ public protocol ImageDownloading: Sendable {
     /// the priority.
     func download(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> [UInt8]
 
+    /// The server's answer to a request for `url` carrying `headers` (conditional, range, or
+    /// content-negotiation fields), at `priority`: the status, the response header fields, the
+    /// body and the times. 304 and 206 are answers (see `DownloadResponse`), not failures; every
+    /// other status outside 2xx is a `FetchError`. `checkpoints`, if any, receives the body while
+    /// it arrives and what arrived when the transfer stops early (see `BodyCheckpoints`). The
+    /// default calls `download(_:priority:)` (ignoring `headers` and `checkpoints`) and answers
+    /// 200 without header fields, received now.
+    func response(for url: ImageURL, headers: [(name: String, value: String)],
+                  priority: RequestPriority, checkpoints: BodyCheckpoints?) async throws(FetchError) -> DownloadResponse
+
     /// Holds downloads that have not started yet (while the user scrolls, say); those running
     /// go on. The default does nothing.
     func suspend()
@@ -34,6 +44,21 @@ extension ImageDownloading {
     /// Downloads without regard to `priority`.
     public func download(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> [UInt8] {
         try await download(url)
+    }
+
+    /// `download(_:priority:)`, answered as a 200 without header fields received now; `headers`
+    /// are not sent (this downloader cannot send them).
+    public func response(for url: ImageURL, headers: [(name: String, value: String)],
+                         priority: RequestPriority, checkpoints: BodyCheckpoints?) async throws(FetchError) -> DownloadResponse {
+        let requestedAt = HTTPDate.now()
+        let body = try await download(url, priority: priority)
+        return DownloadResponse(status: 200, body: body, requestedAt: requestedAt, receivedAt: HTTPDate.now())
+    }
+
+    /// `response(for:headers:priority:checkpoints:)` without checkpoints.
+    public func response(for url: ImageURL, headers: [(name: String, value: String)],
+                         priority: RequestPriority = RequestPriority()) async throws(FetchError) -> DownloadResponse {
+        try await response(for: url, headers: headers, priority: priority, checkpoints: nil)
     }
 
     /// Does nothing: this downloader cannot hold downloads.

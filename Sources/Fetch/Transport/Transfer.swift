@@ -15,7 +15,14 @@ final class Transfer: @unchecked Sendable {
     let maximumBodySize: Int
     /// Read by the queue each time it chooses what to start.
     let priority: RequestPriority
+    /// Extra request header fields (`Name: value` lines), owned by the transfer until it ends.
+    let requestHeaders: UnsafeMutablePointer<curl_slist>?
+    /// When the request was sent: set on the transport thread when the transfer starts.
+    var requestedAt = HTTPDate.now()
     var body: [UInt8] = []
+    /// Who hears of the body while it arrives, and at which length next.
+    var checkpoints: BodyCheckpoints?
+    var nextCheckpoint = Int.max
     /// The wait a failed response asked for with `Retry-After`, if it did.
     var retryAfter: RetryAfter?
     var tooLarge = false
@@ -24,10 +31,19 @@ final class Transfer: @unchecked Sendable {
 
     private let cancelled = Atomic<Bool>(false)
     // Guards the continuation, so that it is resumed once whoever finishes first.
-    private let resumed = Locked<CheckedContinuation<[UInt8], any Error>?>(nil)
+    private let resumed = Locked<CheckedContinuation<DownloadResponse, any Error>?>(nil)
 
-    init(url: ImageURL, maximumBodySize: Int, priority: RequestPriority = RequestPriority()) {
+    init(url: ImageURL, maximumBodySize: Int, priority: RequestPriority = RequestPriority(),
+         headers: [(name: String, value: String)] = []) {
         self.url = url
+        var list: UnsafeMutablePointer<curl_slist>?
+        for (name, value) in headers {
+            // A line break in a field would split the request: such a field is not sent.
+            let line = "\(name): \(value)"
+            guard !line.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 }) else { continue }
+            list = curl_slist_append(list, line)
+        }
+        requestHeaders = list
         self.priority = priority
         self.hostKey = Transfer.hostKey(of: url.absoluteString)
         self.maximumBodySize = maximumBodySize
@@ -37,6 +53,7 @@ final class Transfer: @unchecked Sendable {
 
     deinit {
         errorBuffer.deallocate()
+        curl_slist_free_all(requestHeaders)
     }
 
     var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
@@ -46,13 +63,13 @@ final class Transfer: @unchecked Sendable {
     /// Whether the waiting task has not been resumed yet (false also before `setContinuation`).
     var isUnfinished: Bool { resumed.withLock { $0 != nil } }
 
-    func setContinuation(_ continuation: CheckedContinuation<[UInt8], any Error>) {
+    func setContinuation(_ continuation: CheckedContinuation<DownloadResponse, any Error>) {
         resumed.withLock { $0 = continuation }
     }
 
     /// Resumes the waiting task with `result`; later calls do nothing.
-    func finish(_ result: Result<[UInt8], FetchError>) {
-        let continuation = resumed.withLock { stored -> CheckedContinuation<[UInt8], any Error>? in
+    func finish(_ result: Result<DownloadResponse, FetchError>) {
+        let continuation = resumed.withLock { stored -> CheckedContinuation<DownloadResponse, any Error>? in
             defer { stored = nil }
             return stored
         }

@@ -131,9 +131,32 @@ final class TransferDriver: @unchecked Sendable {
         curl_multi_add_handle(multi, easy)
     }
 
-    /// Takes a running transfer out of curl, frees its slot and tells its waiter.
+    /// Tells the transfer's checkpoints what arrived so far (status and header fields included).
+    static func report(_ transfer: Transfer, easy: UnsafeMutableRawPointer, isFinal: Bool) {
+        guard let checkpoints = transfer.checkpoints, !transfer.body.isEmpty else { return }
+        var status = 0
+        _ = imgp_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        checkpoints.handler(BodyCheckpoints.Partial(status: status, headers: headerFields(of: easy), body: transfer.body, isFinal: isFinal))
+    }
+
+    /// The header fields of the last response received (after redirects).
+    static func headerFields(of easy: UnsafeMutableRawPointer) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = []
+        var previous: UnsafeMutablePointer<curl_header>?
+        while let field = curl_easy_nextheader(easy, UInt32(CURLH_HEADER), -1, previous) {
+            if let name = field.pointee.name, let value = field.pointee.value {
+                headers.append((String(cString: name), String(cString: value)))
+            }
+            previous = field
+        }
+        return headers
+    }
+
+    /// Takes a running transfer out of curl, frees its slot and tells its waiter (after a last
+    /// report of the body received to its checkpoints, when it stopped early).
     private func remove(_ transfer: Transfer, outcome: Outcome) {
         guard let easy = transfer.easy else { return }
+        if case .failure = outcome.result { TransferDriver.report(transfer, easy: easy, isFinal: true) }
         curl_multi_remove_handle(multi, easy)
         active[key(easy)] = nil
         transfer.easy = nil
@@ -182,6 +205,10 @@ final class TransferDriver: @unchecked Sendable {
         _ = imgp_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
         _ = imgp_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent)
         _ = imgp_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
+        if let fields = transfer.requestHeaders {
+            _ = imgp_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(fields))
+        }
+        transfer.requestedAt = HTTPDate.now()
         transfer.errorBuffer[0] = 0
         // No check of the cancel flag here: a cancelled transfer is removed by the thread between
         // two turns, and whatever curl completes before that is delivered (see `outcome`).
@@ -193,6 +220,10 @@ final class TransferDriver: @unchecked Sendable {
                 return 0
             }
             transfer.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+            if transfer.body.count >= transfer.nextCheckpoint, let checkpoints = transfer.checkpoints, let easy = transfer.easy {
+                transfer.nextCheckpoint = transfer.body.count + checkpoints.every
+                TransferDriver.report(transfer, easy: easy, isFinal: false)
+            }
             return length
         }
         // The transfer stays alive in `active` for as long as curl may call back with it.
@@ -233,6 +264,8 @@ final class TransferDriver: @unchecked Sendable {
         default:
             return fail(.transport(curlCode: curlCode, message: message))
         }
+        // 304 answers a conditional request: no body, the caller's cached bytes are the image.
+        if status == 304 { return Outcome(result: .success(response(status, body: [], of: transfer, easy: easy))) }
         guard (200..<300).contains(status) else {
             transfer.retryAfter = header("Retry-After", of: easy).flatMap { RetryAfter(header: $0, responseDate: header("Date", of: easy)) }
             return fail(.httpStatus(status))
@@ -241,7 +274,8 @@ final class TransferDriver: @unchecked Sendable {
         if declaredLength >= 0 && transfer.body.count < Int(declaredLength) {
             return fail(.truncated(expected: Int(declaredLength), received: transfer.body.count))
         }
-        guard ImageFormat.sniff(transfer.body) != nil else {
+        // 206 brings the rest of a body, whose start is elsewhere: it cannot be sniffed.
+        guard status == 206 || ImageFormat.sniff(transfer.body) != nil else {
             var contentType: UnsafeMutablePointer<CChar>?
             _ = imgp_easy_getinfo_string(easy, CURLINFO_CONTENT_TYPE, &contentType)
             return fail(.notAnImage(contentType: contentType.map { String(cString: $0) },
@@ -249,7 +283,13 @@ final class TransferDriver: @unchecked Sendable {
         }
         let body = transfer.body
         transfer.body = []
-        return Outcome(result: .success(body))
+        return Outcome(result: .success(response(status, body: body, of: transfer, easy: easy)))
+    }
+
+    /// The response with its header fields (of the last response, after redirects).
+    private func response(_ status: Int, body: [UInt8], of transfer: Transfer, easy: UnsafeMutableRawPointer) -> DownloadResponse {
+        DownloadResponse(status: status, headers: TransferDriver.headerFields(of: easy), body: body,
+                                requestedAt: transfer.requestedAt, receivedAt: HTTPDate.now())
     }
 
     /// The value of the response header `name` (of the last response, after redirects), if any.
@@ -263,13 +303,13 @@ final class TransferDriver: @unchecked Sendable {
 
 /// How a transfer ended, with what the log needs to say why.
 private struct Outcome {
-    var result: Result<[UInt8], FetchError>
+    var result: Result<DownloadResponse, FetchError>
     var curlCode: Int?
     var httpStatus: Int?
     /// For a cancellation: when it happened.
     var stage: String?
 
-    init(result: Result<[UInt8], FetchError>, curlCode: Int? = nil, httpStatus: Int? = nil, stage: String? = nil) {
+    init(result: Result<DownloadResponse, FetchError>, curlCode: Int? = nil, httpStatus: Int? = nil, stage: String? = nil) {
         self.result = result
         self.curlCode = curlCode
         self.httpStatus = httpStatus

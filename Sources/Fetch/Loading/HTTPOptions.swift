@@ -1,0 +1,100 @@
+import Policy
+
+/// How the pipeline talks HTTP: when stale disk entries are revalidated, how long responses
+/// without freshness information stay fresh, whether requests carry `Save-Data`, which formats
+/// `Accept` lists, and the wall clock freshness is computed with.
+///
+/// Defaults: a stale entry is shown at once and revalidated in the background on a free link
+/// (Wi-Fi, wired, unknown; neither expensive, constrained nor roaming); on an expensive or
+/// roaming link, or offline, it is shown without a request. `Save-Data: on` on a cellular,
+/// expensive, constrained or roaming link. `Accept` lists every format `ImageFormat` recognises,
+/// best first. (A policy-file option for these may come later; today they are set here.)
+///
+/// ```swift
+/// var options = HTTPOptions.standard
+/// options.revalidatesOnExpensiveLink = true         // also revalidate on cellular
+/// options.acceptedFormats = [.webp, .png, .jpeg]    // what this app can decode
+/// let pipeline = ImagePipeline(downloader: transport, disk: disk, http: options)
+/// ```
+public struct HTTPOptions: Sendable {
+    /// Revalidate stale entries (in the background, the stale bytes shown at once) on a free link.
+    public var revalidatesOnFreeLink: Bool
+    /// Revalidate stale entries on an expensive, constrained or roaming link too.
+    public var revalidatesOnExpensiveLink: Bool
+    /// How long responses without `max-age` or `Expires` stay fresh (7 days by default).
+    public var freshnessRules: HTTPFreshness.Rules
+    /// Send `Save-Data: on` on a cellular, expensive, constrained or roaming link.
+    public var sendsSaveData: Bool
+    /// The formats the app can use, best first: listed in `Accept`, and a response of another
+    /// format is refused (`FetchError.Code.formatNotAsked`). Empty: no `Accept`, no check.
+    public var acceptedFormats: [ImageFormat]
+    /// The wall clock: "now" for freshness, and the times a request was sent and its response
+    /// received. Tests inject their own.
+    public var clock: @Sendable () -> HTTPDate
+
+    /// Options; every parameter defaults to the standard value.
+    public init(revalidatesOnFreeLink: Bool = true, revalidatesOnExpensiveLink: Bool = false,
+                freshnessRules: HTTPFreshness.Rules = .default, sendsSaveData: Bool = true,
+                acceptedFormats: [ImageFormat] = HTTPOptions.standardFormats,
+                clock: @escaping @Sendable () -> HTTPDate = { HTTPDate.now() }) {
+        self.revalidatesOnFreeLink = revalidatesOnFreeLink
+        self.revalidatesOnExpensiveLink = revalidatesOnExpensiveLink
+        self.freshnessRules = freshnessRules
+        self.sendsSaveData = sendsSaveData
+        self.acceptedFormats = acceptedFormats
+        self.clock = clock
+    }
+
+    /// The defaults described on the type.
+    public static let standard = HTTPOptions()
+
+    /// Every format `ImageFormat.sniff` recognises, best first: WebP, AVIF, PNG, JPEG, then GIF
+    /// and the rest at lower quality values.
+    public static let standardFormats: [ImageFormat] = [.webp, .avif, .png, .jpeg, .gif, .heic, .svg, .bmp, .tiff, .ico]
+
+    /// Whether a stale entry is revalidated on `network` (nil: unknown, taken as free).
+    public func revalidates(on network: NetworkState?) -> Bool {
+        guard let network else { return revalidatesOnFreeLink }
+        if network.kind == .offline { return false }
+        return Self.isCostly(network) ? revalidatesOnExpensiveLink : revalidatesOnFreeLink
+    }
+
+    /// The request fields every request on `network` carries: `Save-Data` and `Accept`.
+    public func negotiationHeaders(on network: NetworkState?) -> [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = []
+        if sendsSaveData, let network, Self.isCostly(network) || network.kind == .cellular {
+            fields.append(("Save-Data", "on"))
+        }
+        if !acceptedFormats.isEmpty { fields.append(("Accept", acceptHeader)) }
+        return fields
+    }
+
+    /// `Accept` for `acceptedFormats`: the first four at full quality, GIF and later ones lower.
+    public var acceptHeader: String {
+        acceptedFormats.enumerated().map { index, format in
+            let quality = format == .gif ? ";q=0.8" : index >= 4 ? ";q=0.5" : ""
+            return format.mediaType + quality
+        }.joined(separator: ",")
+    }
+
+    /// Checks that `body` is of a format asked for; `url` names it in the error.
+    func checkFormat(of body: [UInt8], for url: ImageURL) throws(FetchError) {
+        guard !acceptedFormats.isEmpty, let format = ImageFormat.sniff(body), !acceptedFormats.contains(format) else { return }
+        throw FetchError(url: url, code: .formatNotAsked(received: format, asked: acceptedFormats))
+    }
+
+    private static func isCostly(_ network: NetworkState) -> Bool {
+        network.isExpensive || network.isConstrained || network.isRoaming
+    }
+}
+
+extension ImageFormat {
+    /// The media type (`image/webp`), as `Accept` lists it.
+    public var mediaType: String {
+        switch self {
+        case .svg: return "image/svg+xml"
+        case .ico: return "image/x-icon"
+        default: return "image/" + rawValue
+        }
+    }
+}

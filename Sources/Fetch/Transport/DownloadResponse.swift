@@ -1,0 +1,48 @@
+import Policy
+
+/// What a server answered to one download: the status, the response header fields, the body and
+/// the wall-clock times the request was sent and the response received (for HTTP freshness).
+///
+/// Statuses: 2xx with a complete image; `304 Not Modified` to a conditional request (an empty
+/// body: the caller's cached bytes are the image, never this empty body); `206 Partial Content`
+/// to a `Range` request (the rest of a body, not an image by itself).
+///
+/// ```swift
+/// let response = try await transport.response(for: url, headers: [("If-None-Match", "\"v1\"")])
+/// if response.status == 304 { /* keep the cached bytes, refresh their freshness */ }
+/// ```
+public struct DownloadResponse: Sendable {
+    /// The HTTP status of the last response (after redirects).
+    public var status: Int
+    /// The response header fields of the last response, in the order received.
+    public var headers: [(name: String, value: String)]
+    /// The body: an image for 2xx other than 206, the requested rest for 206, empty for 304.
+    public var body: [UInt8]
+    /// When the request was sent (wall clock).
+    public var requestedAt: HTTPDate
+    /// When the response was received (wall clock).
+    public var receivedAt: HTTPDate
+
+    /// A response.
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8],
+                requestedAt: HTTPDate, receivedAt: HTTPDate) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.requestedAt = requestedAt
+        self.receivedAt = receivedAt
+    }
+
+    /// The value of the header field `name` (case-insensitive), the first if several.
+    public func header(_ name: String) -> String? {
+        let lowered = name.lowercased()
+        return headers.first { $0.name.lowercased() == lowered }?.value
+    }
+
+    /// The body of a whole image (any 2xx but 206): a 304 or a 206 given to a caller that did
+    /// not ask for one is a `FetchError` with its status, never an empty or partial image.
+    func wholeImage(of url: ImageURL) throws(FetchError) -> [UInt8] {
+        guard status != 304, status != 206 else { throw FetchError(url: url, code: .httpStatus(status)) }
+        return body
+    }
+}
