@@ -30,6 +30,8 @@
     X(easy_getinfo, CURLcode, (CURL * handle, CURLINFO info, ...))                                  \
     X(easy_header, CURLHcode, (CURL * handle, const char *name, size_t index, unsigned int origin,  \
                                int request, struct curl_header **hout))                             \
+    X(easy_nextheader, struct curl_header *, (CURL * handle, unsigned int origin, int request,      \
+                                             struct curl_header *prev))                             \
     X(slist_append, struct curl_slist *, (struct curl_slist * list, const char *string))            \
     X(slist_free_all, void, (struct curl_slist * list))                                             \
     X(multi_init, CURLM *, (void))                                                                  \
@@ -145,6 +147,10 @@ CURLHcode curl_easy_header(CURL *handle, const char *name, size_t index, unsigne
                            struct curl_header **hout) {
     if (loaded()) return table.easy_header(handle, name, index, origin, request, hout);
     return CURLHE_NOT_BUILT_IN;
+}
+
+struct curl_header *curl_easy_nextheader(CURL *handle, unsigned int origin, int request, struct curl_header *prev) {
+    return loaded() ? table.easy_nextheader(handle, origin, request, prev) : NULL;
 }
 
 struct curl_slist *curl_slist_append(struct curl_slist *list, const char *string) {
