@@ -12,3 +12,9 @@ public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) 
         }
     }
 }
+
+/// Whether this test process runs under ThreadSanitizer (`scripts/tsan.sh` sets `TSAN_OPTIONS`).
+/// A few tests that time signals or kills against a process's progress are left to the plain run
+/// (`scripts/test.sh`): under ThreadSanitizer the command runs several times slower and its signals
+/// are deferred, which changes what they measure, not what the sanitizer looks for.
+public let runningUnderThreadSanitizer = ProcessInfo.processInfo.environment["TSAN_OPTIONS"] != nil
