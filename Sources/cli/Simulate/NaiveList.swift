@@ -37,7 +37,7 @@ final class NaiveList: SimulatedList {
         visible = rows
     }
 
-    func setGesture(_ gesture: ScrollPlan.Gesture) {}
+    func setGesture(_ gesture: ScrollPlan.Gesture, landing: Range<Int>?) {}
 
     /// The run is over: downloads still running are abandoned.
     func stop() async {

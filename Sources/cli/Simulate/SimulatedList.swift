@@ -10,8 +10,8 @@ protocol SimulatedList: AnyObject {
     func start(items: [ImageItem])
     /// The rows on screen now; `screen` has bound them to cells already.
     func setVisibleRows(_ rows: Range<Int>)
-    /// The user's gesture changed.
-    func setGesture(_ gesture: ScrollPlan.Gesture)
+    /// The user's gesture changed; for a fling, `landing` is the rows on screen where it stops.
+    func setGesture(_ gesture: ScrollPlan.Gesture, landing: Range<Int>?)
     /// Stops: nothing more may be delivered after this returns.
     func stop() async
     /// The list's own counters, for the report (nil: none).
