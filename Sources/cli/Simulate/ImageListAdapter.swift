@@ -34,6 +34,10 @@ final class ImageListAdapter: SimulatedList {
         }
     }
 
+    func keptVariant(row: Int) -> Variant? {
+        list.shownVariant(row: row)
+    }
+
     func stop() async {
         list.stop()
     }

@@ -168,6 +168,13 @@ final class Screen {
         expectations = [:]
     }
 
+    /// A row's cell appeared showing `variant`, which the list delivered while the row was off
+    /// screen (the app kept it, as `cellForRowAt` reads it from the app's model).
+    func showKept(_ variant: Variant, row: Int) {
+        guard !stopped, let cell = cellOfRow[row] else { return }
+        show(Self.rank(variant), in: cell, row: row, networkPath: nil)
+    }
+
     /// Receives and checks one delivery.
     func deliver(_ delivery: Delivery) {
         switch delivery.target {

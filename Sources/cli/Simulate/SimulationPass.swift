@@ -58,7 +58,13 @@ struct SimulationPass {
             lateBy = max(lateBy, SimulationServer.seconds(ContinuousClock.now - due) * 1000)
             switch change {
             case .scroll(let first):
-                list.setVisibleRows(screen.scroll(toFirst: first))
+                let before = screen.visible
+                let rows = screen.scroll(toFirst: first)
+                // A cell appearing shows what the app kept for its row (delivered off screen).
+                for row in rows where !before.contains(row) {
+                    if let variant = list.keptVariant(row: row) { screen.showKept(variant, row: row) }
+                }
+                list.setVisibleRows(rows)
             case .gesture(let gesture, let landing):
                 let rows = landing.map(screen.rows(first:))
                 screen.gestureChanged(to: gesture, landing: rows)
