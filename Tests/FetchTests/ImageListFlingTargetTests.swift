@@ -51,16 +51,23 @@ struct ImageListFlingTargetTests {
         #expect(h.events.values.allSatisfy { !(10..<14).contains($0.row) || $0.summary == "placeholder" })
     }
 
-    /// Another fling changes the target: the downloads of rows neither targeted nor visible are
-    /// cancelled (nothing is delivered for them); the new target rows load.
-    @Test(arguments: [0, 2])
-    func aChangedTargetCancels(overlap: Int) async {
-        let h = ListHarness(network: Self.wifi, nearRows: 1)
+    /// A list flinging over rows 5..<9 toward rows 20..<24 (near rows 1), whose 4 target
+    /// downloads are in flight.
+    static func flingingTowardRows20To24() async -> ListHarness {
+        let h = ListHarness(network: wifi, nearRows: 1)
         h.list.setItems(h.items)
         h.list.setScrollPhase(.flinging)
         h.list.setFlingTarget(20..<24)
         h.list.setVisibleRows(5..<9)
         #expect(await h.waitForDownloads(4))
+        return h
+    }
+
+    /// Another fling changes the target: the downloads of rows neither targeted nor visible are
+    /// cancelled (nothing is delivered for them); the new target rows load.
+    @Test(arguments: [0, 2])
+    func aChangedTargetCancels(overlap: Int) async {
+        let h = await Self.flingingTowardRows20To24()
         let second = (24 - overlap)..<(28 - overlap)
         h.list.setScrollPhase(.dragging)                                       // caught, flung again
         h.list.setFlingTarget(second)
@@ -81,12 +88,7 @@ struct ImageListFlingTargetTests {
     /// visible row gets its own item's image, one download per URL, nothing for rows left).
     @Test(arguments: Landing.allCases)
     func aWrongPredictionStillDeliversRight(_ landing: Landing) async {
-        let h = ListHarness(network: Self.wifi, nearRows: 1)
-        h.list.setItems(h.items)
-        h.list.setScrollPhase(.flinging)
-        h.list.setFlingTarget(20..<24)
-        h.list.setVisibleRows(5..<9)
-        #expect(await h.waitForDownloads(4))
+        let h = await Self.flingingTowardRows20To24()
         let stopped = landing == .short ? 18..<22 : 30..<34
         h.list.setVisibleRows(stopped)
         h.list.setScrollPhase(.idle)
