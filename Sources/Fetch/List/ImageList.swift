@@ -9,7 +9,8 @@ import Policy
 ///   then the `nearRows` rows above and below, then the rows the policy's `PrefetchPlan` allows.
 ///   Priorities change as rows move (the transport reorders waiting transfers); a row that leaves
 ///   the near range loses its load, unless the prefetch plan would load the same thing.
-/// - **Scrolling.** While flinging no download starts; while dragging only visible rows' downloads
+/// - **Scrolling.** While flinging no download starts, except for the rows where the fling will
+///   stop when the app says so (`setFlingTarget(_:)`); while dragging only visible rows' downloads
 ///   start; cache hits are delivered at once, always. On `.idle` the visible rows start first.
 /// - **Never blank when something is cached.** While an original downloads for a row that shows
 ///   nothing, its cached thumbnail is shown; an image never replaces a better one shown (a late
@@ -33,6 +34,8 @@ import Policy
 /// list.setVisibleRows(0..<8)
 /// list.start()                      // follows the network state from now on
 /// // scrollViewWillBeginDragging: list.setScrollPhase(.dragging)
+/// // scrollViewWillEndDragging:   list.setFlingTarget(rowsAt(targetContentOffset))
+/// // scrollViewDidEndDragging:    list.setScrollPhase(.flinging)
 /// // scrollViewDidScroll:         list.setVisibleRows(first..<last + 1)
 /// // scrollViewDidEndDecelerating: list.setScrollPhase(.idle)
 /// ```
@@ -109,10 +112,36 @@ public final class ImageList: Sendable {
         change(\.visible, to: rows)
     }
 
-    /// The user's gesture: while flinging no download starts (cache hits are still delivered);
-    /// while dragging only visible rows' downloads start; on `.idle` the visible rows load first.
+    /// The user's gesture: while flinging no download starts (cache hits are still delivered),
+    /// except for the rows of the fling's target (`setFlingTarget(_:)`); while dragging only
+    /// visible rows' downloads start; on `.idle` the visible rows load first.
     public func setScrollPhase(_ phase: ScrollPhase) {
         change(\.phase, to: phase)
+    }
+
+    /// Where the fling stops, as the scroll view predicts it (UIKit's
+    /// `scrollViewWillEndDragging(_:withVelocity:targetContentOffset:)`, Android's
+    /// `OverScroller.getFinalY()`): the rows that will be on screen then, top to bottom.
+    ///
+    /// While `.flinging` with a target, the target rows download at visible priority, in screen
+    /// order, so their images are there (or on their way) when the fling lands; the rows passed
+    /// over still start nothing. A new target (another fling) cancels the downloads of rows that
+    /// are neither targeted nor visible any more. The target may be given just before
+    /// `setScrollPhase(.flinging)` (UIKit's order); it holds through a drag that catches the fling
+    /// (give the new fling's target then) and `.idle` forgets it: the usual rules apply where the
+    /// fling really stopped. `nil` forgets it at once.
+    ///
+    /// ```swift
+    /// func scrollViewWillEndDragging(_ view: UIScrollView, withVelocity velocity: CGPoint,
+    ///                                targetContentOffset target: UnsafeMutablePointer<CGPoint>) {
+    ///     list.setFlingTarget(rows(at: target.pointee.y))
+    /// }
+    /// func scrollViewDidEndDragging(_ view: UIScrollView, willDecelerate: Bool) {
+    ///     list.setScrollPhase(willDecelerate ? .flinging : .idle)
+    /// }
+    /// ```
+    public func setFlingTarget(_ rows: Range<Int>?) {
+        change(\.flingTarget, to: rows)
     }
 
     /// Sets one input of the rows and refreshes, unless it holds that value already.

@@ -14,14 +14,22 @@ import Policy
 ///   (a late thumbnail never replaces an original), a better one is an upgrade.
 /// - Rows outside visible ∪ near ∪ the prefetch plan lose their load; a row that leaves visible ∪
 ///   near keeps a load only if the prefetch plan would start it (then at prefetch priority).
-/// - While flinging, no download starts; while dragging, only visible rows' downloads start.
-///   Cache reads start always.
+/// - While flinging, no download starts, except for the fling's target rows (where the app says
+///   the fling will stop), which load at visible priority in screen order; while dragging, only
+///   visible rows' downloads start. Cache reads start always. A download started for a target
+///   row is cancelled, during the fling, when its row is neither targeted nor visible any more.
 struct ListRows<Handle> {
     /// What the rows need to know about the list as a whole.
     var items: [ImageItem] = []
     var visible: Range<Int> = 0..<0
     var nearRows: Int
-    var phase: ScrollPhase = .idle
+    var phase: ScrollPhase = .idle {
+        // A rest forgets the target; a drag keeps it (given just before its fling, or a fling
+        // caught and flung again, which gives a new one).
+        didSet { if phase == .idle { flingTarget = nil } }
+    }
+    /// Where the current (or coming) fling stops, as the app reported it; applies until `.idle`.
+    var flingTarget: Range<Int>?
     var network: NetworkState
     var isStopped = false
     /// Bumped by every change of the inputs: a refresh computed for an older epoch is dropped
@@ -60,6 +68,8 @@ struct ListRows<Handle> {
         var handle: Handle?
         /// Kept although a decision made now would not start it (the policy lets running loads finish).
         var isLetFinish = false
+        /// A download started for a row of the fling's target.
+        var isForTarget = false
     }
 
     /// What a refresh decided for one row, from outside the lock.
@@ -164,22 +174,34 @@ struct ListRows<Handle> {
         guard lower < upper else { return [] }
         var result: [(row: Int, priority: LoadPriority)] = []
         for row in lower..<upper { result.append((row, LoadPriority(.visible, order: row - lower))) }
+        // The fling's target rows, at visible priority in their screen order (as when landed).
+        let target = activeTarget
+        for row in target where !(lower..<upper).contains(row) {
+            result.append((row, LoadPriority(.visible, order: row - target.lowerBound)))
+        }
         let reach = max(nearRows, plan.ahead, plan.behind)
         guard reach > 0 else { return result }
         var near: [(Int, LoadPriority)] = []
         var prefetch: [(Int, LoadPriority)] = []
         for distance in 1...reach {
             let below = upper - 1 + distance, above = lower - distance
-            if below < count {
+            if below < count, !target.contains(below) {
                 if distance <= nearRows { near.append((below, LoadPriority(.near, order: distance - 1))) }
                 else if distance <= plan.ahead { prefetch.append((below, LoadPriority(.prefetch, order: distance - 1))) }
             }
-            if above >= 0 {
+            if above >= 0, !target.contains(above) {
                 if distance <= nearRows { near.append((above, LoadPriority(.near, order: distance - 1))) }
                 else if distance <= plan.behind { prefetch.append((above, LoadPriority(.prefetch, order: distance - 1))) }
             }
         }
         return result + near + prefetch
+    }
+
+    /// The fling target clamped to the items, while scrolling; empty at rest.
+    var activeTarget: Range<Int> {
+        guard phase != .idle, let target = flingTarget else { return 0..<0 }
+        let lower = min(max(0, target.lowerBound), items.count)
+        return lower..<min(max(lower, target.upperBound), items.count)
     }
 
     // MARK: - Refresh
@@ -220,7 +242,7 @@ struct ListRows<Handle> {
         let want = self.want(for: fact, row: row, plan: context.plan)
 
         if let load = row.load {
-            let (keep, letFinish) = keeps(load, for: want, row: row, priority: fact.priority, context: context)
+            let (keep, letFinish) = keeps(load, for: want, row: row, index: fact.row, priority: fact.priority, context: context)
             if keep {
                 if letFinish && !load.isLetFinish {
                     statistics.loadsLetFinish += 1
@@ -240,7 +262,7 @@ struct ListRows<Handle> {
         case .decisionFailed(let error):
             start(.decisionFailed(error), for: fact, into: &actions)
         case .load(let decision, let variant, let url, let isNetwork):
-            if isNetwork && !mayDownload(at: fact.priority) {
+            if isNetwork && !mayDownload(row: fact.row, at: fact.priority) {
                 statistics.deferredWhileScrolling += 1
                 guard isPresented, !row.reported else { return }
                 if fact.thumbnailCached, variant == .original, let thumbnail = fact.item.thumbnail {
@@ -258,6 +280,8 @@ struct ListRows<Handle> {
             rows[fact.row]?.load?.url = url
             rows[fact.row]?.load?.variant = variant
             rows[fact.row]?.load?.isNetwork = isNetwork
+            let isForTarget = isNetwork && activeTarget.contains(fact.row)
+            rows[fact.row]?.load?.isForTarget = isForTarget
             statistics.loadsStarted += 1
             if isNetwork { statistics.networkLoadsStarted += 1 }
             if !isPresented { statistics.prefetches += 1 }
@@ -292,13 +316,15 @@ struct ListRows<Handle> {
 
     /// Whether the running `load` goes on under `want`: `letFinish` when only because the policy
     /// lets running loads finish.
-    private func keeps(_ load: Load, for want: Want, row: Row, priority: LoadPriority,
+    private func keeps(_ load: Load, for want: Want, row: Row, index: Int, priority: LoadPriority,
                        context: Context) -> (keep: Bool, letFinish: Bool) {
+        // A download for a target row that is neither targeted nor visible now (another fling).
+        if load.isForTarget, phase != .idle, !mayDownload(row: index, at: priority) { return (false, false) }
         switch want {
         case .load(_, _, let url, let isNetwork):
             if load.url == url { return (true, false) }
             // A placeholder or cached thumbnail delivered while the download waits for the scrolling.
-            if load.url == nil, isNetwork, !mayDownload(at: priority) { return (true, false) }
+            if load.url == nil, isNetwork, !mayDownload(row: index, at: priority) { return (true, false) }
         case .placeholder, .decisionFailed, .nothing:
             if load.url == nil { return (true, false) }
         }
@@ -312,12 +338,12 @@ struct ListRows<Handle> {
         return (true, true)
     }
 
-    /// Whether a download may start now for a row at `priority`.
-    private func mayDownload(at priority: LoadPriority) -> Bool {
+    /// Whether a download may start now for row `index` at `priority`.
+    private func mayDownload(row index: Int, at priority: LoadPriority) -> Bool {
         switch phase {
         case .idle: return true
         case .dragging: return priority.tier == .visible
-        case .flinging: return false
+        case .flinging: return activeTarget.contains(index)
         }
     }
 

@@ -10,6 +10,7 @@ public enum ScrollPhase: Sendable, Hashable {
     /// The user's finger moves the list: visible rows may start downloads; near and prefetch rows wait.
     case dragging
     /// The list moves on its own after the finger left: no download starts (rows would be gone
-    /// before it arrived); cache hits are still delivered at once.
+    /// before it arrived), except for the rows where the fling stops, when the app gives them
+    /// (`ImageList.setFlingTarget(_:)`); cache hits are still delivered at once.
     case flinging
 }

@@ -23,12 +23,19 @@ final class ImageListAdapter: SimulatedList {
         list.setVisibleRows(rows)
     }
 
-    func setGesture(_ gesture: ScrollPlan.Gesture) {
+    func setGesture(_ gesture: ScrollPlan.Gesture, landing: Range<Int>?) {
         switch gesture {
         case .idle: list.setScrollPhase(.idle)
         case .dragging: list.setScrollPhase(.dragging)
-        case .flinging: list.setScrollPhase(.flinging)
+        case .flinging:
+            // As UIKit reports it: the target in willEndDragging, then the deceleration.
+            if let landing { list.setFlingTarget(landing) }
+            list.setScrollPhase(.flinging)
         }
+    }
+
+    func keptVariant(row: Int) -> Variant? {
+        list.shownVariant(row: row)
     }
 
     func stop() async {

@@ -37,7 +37,10 @@ final class NaiveList: SimulatedList {
         visible = rows
     }
 
-    func setGesture(_ gesture: ScrollPlan.Gesture) {}
+    func setGesture(_ gesture: ScrollPlan.Gesture, landing: Range<Int>?) {}
+
+    /// Its images go to the cell a download started for: nothing is kept for rows off screen.
+    func keptVariant(row: Int) -> Variant? { nil }
 
     /// The run is over: downloads still running are abandoned.
     func stop() async {

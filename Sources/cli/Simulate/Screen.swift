@@ -11,9 +11,10 @@ import Policy
 ///   cancelled (a superseded load must say nothing), the placeholder over a shown image, an image
 ///   of a worse variant than the one shown, or an "upgrade" that is not better.
 /// - **time to visible**: from the row being on screen with the list able to load it (at once
-///   when it appears while idle or dragging; at the end of the fling when it appears during one,
-///   since nothing starts then; at the network's return when it appeared offline) to its first
-///   image. Rows that leave first are counted, not timed.
+///   when it appears while idle or dragging, or during a fling that stops with it on screen, since
+///   the fling's target is known when it starts; at the end of the fling when it appears during
+///   one that passes over it, since nothing starts then; at the network's return when it appeared
+///   offline) to its first image. Rows that leave first are counted, not timed.
 /// - **upgrade latency**: from a network change to the better image, for each row on screen then
 ///   showing a variant the policy now decides to replace (as the list is asked to).
 @MainActor
@@ -65,6 +66,8 @@ final class Screen {
     private var cellOfRow: [Int: Int] = [:]
     private(set) var visible: Range<Int> = 0..<0
     private var gesture = ScrollPlan.Gesture.idle
+    /// The rows on screen where the current fling stops.
+    private var landing: Range<Int> = 0..<0
     private var network: NetworkState
     /// When each visible row's clock started; nil while it waits for a fling to end.
     private var clockStart: [Int: Double?] = [:]
@@ -93,7 +96,7 @@ final class Screen {
     /// Shows rows `first..<first + visibleCount`: rows leaving give their cells back, rows
     /// appearing take one (the last given back first, as UIKit's reuse queue does), blank.
     func scroll(toFirst first: Int) -> Range<Int> {
-        let rows = first..<min(items.count, first + visibleCount)
+        let rows = self.rows(first: first)
         for row in visible where !rows.contains(row) {
             guard let cell = cellOfRow.removeValue(forKey: row) else { continue }
             if cells[cell].rank < 1 { figures.leftWithoutImage += 1 }
@@ -107,7 +110,8 @@ final class Screen {
             guard let cell = reuseQueue.popLast() else { continue }
             cellOfRow[row] = cell
             cells[cell] = Cell(row: row)
-            clockStart[row] = gesture == .flinging || network.kind == .offline ? .some(nil) : .some(now)
+            let waitsForFling = gesture == .flinging && !landing.contains(row)
+            clockStart[row] = waitsForFling || network.kind == .offline ? .some(nil) : .some(now)
             entryTime[row] = now
         }
         visible = rows
@@ -115,9 +119,18 @@ final class Screen {
         return rows
     }
 
-    /// The gesture changed: at the end of a fling, the rows waiting for it start their clocks.
-    func gestureChanged(to newGesture: ScrollPlan.Gesture) {
+    /// The rows on screen when the first is `first`.
+    func rows(first: Int) -> Range<Int> {
+        let lower = min(max(0, first), items.count)
+        return lower..<min(items.count, lower + visibleCount)
+    }
+
+    /// The gesture changed: at the end of a fling, the rows waiting for it start their clocks. A
+    /// fling starts with where it stops known (`landing`): the rows of `landing` appearing during
+    /// it start theirs when they appear (the list may load them from the fling's start).
+    func gestureChanged(to newGesture: ScrollPlan.Gesture, landing: Range<Int>? = nil) {
         gesture = newGesture
+        self.landing = newGesture == .flinging ? landing ?? 0..<0 : 0..<0
         if newGesture != .flinging { startWaitingClocks() }
     }
 
@@ -153,6 +166,13 @@ final class Screen {
         stopped = true
         figures.notUpgraded += expectations.count
         expectations = [:]
+    }
+
+    /// A row's cell appeared showing `variant`, which the list delivered while the row was off
+    /// screen (the app kept it, as `cellForRowAt` reads it from the app's model).
+    func showKept(_ variant: Variant, row: Int) {
+        guard !stopped, let cell = cellOfRow[row] else { return }
+        show(Self.rank(variant), in: cell, row: row, networkPath: nil)
     }
 
     /// Receives and checks one delivery.

@@ -30,6 +30,9 @@ struct ScrollPlan: Sendable, Equatable {
         var time: Double
         var firstRow: Int?
         var gesture: Gesture?
+        /// For a fling: the first visible row where it stops (what UIKit reports in
+        /// `scrollViewWillEndDragging(_:withVelocity:targetContentOffset:)`).
+        var landing: Int?
     }
 
     var steps: [Step]
@@ -80,6 +83,7 @@ struct ScrollPlan: Sendable, Equatable {
             }
             let v0 = distance * (1 - dragShare) / tau + settleSpeed
             steps.append(Step(time: time, gesture: .flinging))
+            let flingStep = steps.count - 1
             var t = 0.0
             while !stopped {
                 let speed = v0 * exp(-t / tau)
@@ -88,6 +92,7 @@ struct ScrollPlan: Sendable, Equatable {
                 time += tick
                 stopped = move(to: position + sign * speed * tick)
             }
+            steps[flingStep].landing = first
             steps.append(Step(time: time, gesture: .idle))
         }
         return ScrollPlan(steps: steps, duration: time, gestures: gestures)

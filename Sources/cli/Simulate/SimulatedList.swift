@@ -10,8 +10,12 @@ protocol SimulatedList: AnyObject {
     func start(items: [ImageItem])
     /// The rows on screen now; `screen` has bound them to cells already.
     func setVisibleRows(_ rows: Range<Int>)
-    /// The user's gesture changed.
-    func setGesture(_ gesture: ScrollPlan.Gesture)
+    /// The user's gesture changed; for a fling, `landing` is the rows on screen where it stops.
+    func setGesture(_ gesture: ScrollPlan.Gesture, landing: Range<Int>?)
+    /// The variant the list delivered for `row` while it was off screen (a near or fling-target
+    /// row) and still stands by: what an app keeps in its model and shows when the row's cell
+    /// appears (`cellForRowAt`). nil: nothing.
+    func keptVariant(row: Int) -> Variant?
     /// Stops: nothing more may be delivered after this returns.
     func stop() async
     /// The list's own counters, for the report (nil: none).

@@ -42,11 +42,11 @@ struct SimulationPass {
         let screen = Screen(items: items, visibleCount: visibleCount, network: script.entries[0].state, start: start,
                             latency: { [server] path in server.latency(of: path) })
         let list = makeList(screen)
-        enum Change { case scroll(Int), gesture(ScrollPlan.Gesture), network(NetworkState) }
+        enum Change { case scroll(Int), gesture(ScrollPlan.Gesture, landing: Int?), network(NetworkState) }
         var timeline: [(time: Double, change: Change)] = script.entries.dropFirst().map { ($0.time, .network($0.state)) }
         for step in plan.steps {
             if let row = step.firstRow { timeline.append((step.time, .scroll(row))) }
-            if let gesture = step.gesture { timeline.append((step.time, .gesture(gesture))) }
+            if let gesture = step.gesture { timeline.append((step.time, .gesture(gesture, landing: step.landing))) }
         }
         // Stable: at equal times the network changes first, then the plan in its order.
         timeline = timeline.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
@@ -58,10 +58,17 @@ struct SimulationPass {
             lateBy = max(lateBy, SimulationServer.seconds(ContinuousClock.now - due) * 1000)
             switch change {
             case .scroll(let first):
-                list.setVisibleRows(screen.scroll(toFirst: first))
-            case .gesture(let gesture):
-                screen.gestureChanged(to: gesture)
-                list.setGesture(gesture)
+                let before = screen.visible
+                let rows = screen.scroll(toFirst: first)
+                // A cell appearing shows what the app kept for its row (delivered off screen).
+                for row in rows where !before.contains(row) {
+                    if let variant = list.keptVariant(row: row) { screen.showKept(variant, row: row) }
+                }
+                list.setVisibleRows(rows)
+            case .gesture(let gesture, let landing):
+                let rows = landing.map(screen.rows(first:))
+                screen.gestureChanged(to: gesture, landing: rows)
+                list.setGesture(gesture, landing: rows)
             case .network(let state):
                 screen.networkChanged(to: state) { item, rank in decidesBetter(item, rank, state) }
                 networkChanged(state)
