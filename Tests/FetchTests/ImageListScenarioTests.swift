@@ -36,6 +36,8 @@ struct ImageListScenarioTests {
         #expect(h.downloader.priority(of: h.url(20, variant)) == LoadPriority(.visible, order: 0))
         #expect(h.downloader.priority(of: h.url(24, variant)) == LoadPriority(.visible, order: 4))
         #expect(h.downloader.priority(of: h.url(25, variant)) == LoadPriority(.near, order: 0))
+        // Every download asleep on the clock before it moves (one that fell asleep later would never wake).
+        #expect(await h.waitForDownloads(expected.count))
         h.clock.advance(by: .seconds(2))
         #expect(await waitUntil { h.rows([20, 21, 24], got: "imageReady \(variant)") })
         if variant == .original { #expect(await waitUntil { h.rows([23], got: "upgraded original") }) }
