@@ -14,7 +14,8 @@ import Glibc
 /// Both tests read the outcome of one series of kills (`CrashSafetyRun.shared`), run once per
 /// test process.
 struct CrashSafetyTests {
-    @Test func everyEntryServedAfterAKillIsByteExact() async throws {
+    @Test(.disabled(if: runningUnderThreadSanitizer, "kill timing; runs in scripts/test.sh"))
+    func everyEntryServedAfterAKillIsByteExact() async throws {
         let run = try await CrashSafetyRun.shared.value
         #expect(run.failures.isEmpty, "\(run.failures.prefix(20).joined(separator: "\n"))")
         // The series proves something only if kills hit running fetches and entries were served.
