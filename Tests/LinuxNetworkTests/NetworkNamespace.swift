@@ -41,8 +41,8 @@ final class NetworkNamespace: Sendable {
 
     /// Makes a fresh namespace.
     init() throws {
-        NetworkNamespace.counter.append(0)
-        name = "imgpolicy-\(getpid())-\(NetworkNamespace.counter.values.count)"
+        // One step: two tests making namespaces at once once got the same number (and name).
+        name = "imgpolicy-\(getpid())-\(NetworkNamespace.counter.appendReturningCount(0))"
         try Self.run(["netns", "add", name])
     }
 
