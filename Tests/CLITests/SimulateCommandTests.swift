@@ -68,7 +68,8 @@ struct SimulateCommandTests {
         #expect(result.stdout.contains("≥ 80 % fewer bytes than the baseline on cellular"))
     }
 
-    @Test func offlineInTheMiddleStopsTheNetworkAndDeliversNothingWrong() async throws {
+    @Test(.disabled(if: runningUnderThreadSanitizer, "how soon the list hears offline is timing; runs in scripts/test.sh"))
+    func offlineInTheMiddleStopsTheNetworkAndDeliversNothingWrong() async throws {
         let (status, object) = try await runJSON(Self.arguments(script: "cellular@0s,offline@600ms,wifi@1400ms"))
         #expect(status == 0, "\(object["problems"] ?? "")")
         #expect(object["wrongSlotDeliveries"] as? Int == 0 && object["staleDeliveries"] as? Int == 0 && object["duplicateTransfers"] as? Int == 0)
