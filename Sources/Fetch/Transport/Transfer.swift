@@ -7,7 +7,7 @@ import Synchronization
 /// continuation of the task that waits for it.
 ///
 /// `body`, `tooLarge` and `easy` are touched only on the transport thread; `retryAfter` is written
-/// by the thread before it resumes the waiter, and read by the waiter after; `isCancelled` is
+/// by the thread and read by the waiter, under a lock of its own; `isCancelled` is
 /// atomic; the continuation is resumed exactly once, under `resumed`'s lock.
 final class Transfer: @unchecked Sendable {
     let url: ImageURL
@@ -23,8 +23,14 @@ final class Transfer: @unchecked Sendable {
     /// Who hears of the body while it arrives, and at which length next.
     var checkpoints: BodyCheckpoints?
     var nextCheckpoint = Int.max
-    /// The wait a failed response asked for with `Retry-After`, if it did.
-    var retryAfter: RetryAfter?
+    /// The wait a failed response asked for with `Retry-After`, if it did. Locked: a transfer
+    /// cancelled as its response arrived is finished (and its waiter reads this) while the
+    /// transport thread may still be judging that response.
+    var retryAfter: RetryAfter? {
+        get { retryAfterState.withLock { $0 } }
+        set { retryAfterState.withLock { $0 = newValue } }
+    }
+    private let retryAfterState = Locked<RetryAfter?>(nil)
     var tooLarge = false
     var easy: UnsafeMutableRawPointer?
     let errorBuffer: UnsafeMutablePointer<CChar>
