@@ -32,7 +32,7 @@ struct ImageListPipelinePriorityTests {
         let clock = ManualClock()
         let scripted = ScriptedDownloader(clock: clock)
         scripted.script(Self.url, .bytes([1]), after: .seconds(1))
-        let downloader = PriorityRecordingDownloader(scripted)
+        let downloader = scripted
         let pipeline = ImagePipeline(downloader: downloader, disk: nil)
         pipeline.prefetch(Self.url, priority: LoadPriority(.prefetch, order: 7))
         #expect(await waitUntil { downloader.priority(of: Self.url) == LoadPriority(.prefetch, order: 7) })
@@ -53,7 +53,7 @@ struct ImageListPipelinePriorityTests {
         let clock = ManualClock()
         let scripted = ScriptedDownloader(clock: clock)
         scripted.script(Self.url, .bytes([1]), after: .seconds(1))
-        let downloader = PriorityRecordingDownloader(scripted)
+        let downloader = scripted
         let pipeline = ImagePipeline(downloader: downloader, disk: nil)
         let loader = ImageLoader(policy: .default, reachability: FixedReachability(NetworkState(.wifi)),
                                  settings: InMemorySettingsStore(), pipeline: pipeline)

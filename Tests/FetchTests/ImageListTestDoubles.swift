@@ -4,29 +4,6 @@ import Foundation
 import Policy
 import TestSupport
 
-/// The scripted downloader as the list sees it: priorities and "network returned" go to the
-/// `ScriptedDownloader`, which records them.
-final class PriorityRecordingDownloader: ImageDownloading {
-    let scripted: ScriptedDownloader
-
-    init(_ scripted: ScriptedDownloader) { self.scripted = scripted }
-
-    func download(_ url: ImageURL) async throws(FetchError) -> [UInt8] {
-        try await scripted.download(url)
-    }
-
-    func download(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> [UInt8] {
-        try await scripted.download(url, priority: priority)
-    }
-
-    func networkReturned() { scripted.networkReturned() }
-
-    /// The priority the downloader reads now for the last request of `url`.
-    func priority(of url: ImageURL) -> LoadPriority? {
-        scripted.priority(of: url)
-    }
-}
-
 /// A downloader with `width` transfers at a time that starts waiting requests in priority order,
 /// reading each request's `RequestPriority` when it chooses (as the transport does), and answers
 /// a running request when the test calls `finish(_:)`.
@@ -127,7 +104,8 @@ private func < (lhs: (LoadPriority, Int), rhs: (LoadPriority, Int)) -> Bool {
 final class ListHarness: Sendable {
     let clock = ManualClock()
     let scripted: ScriptedDownloader
-    let downloader: PriorityRecordingDownloader
+    /// The downloader the pipeline uses: `scripted` itself, which records priorities.
+    var downloader: ScriptedDownloader { scripted }
     let pipeline: ImagePipeline
     let reachability: FixedReachability
     let settings = InMemorySettingsStore()
@@ -140,8 +118,7 @@ final class ListHarness: Sendable {
     init(count: Int = 40, network: NetworkState, nearRows: Int = 2, originalDelay: Duration = .seconds(2),
          thumbnailDelay: Duration = .seconds(1), plan: PrefetchPlan = .nothing, letsRunningLoadsFinish: Bool = false) {
         scripted = ScriptedDownloader(clock: clock)
-        downloader = PriorityRecordingDownloader(scripted)
-        pipeline = ImagePipeline(downloader: downloader, disk: nil)
+        pipeline = ImagePipeline(downloader: scripted, disk: nil)
         reachability = FixedReachability(network)
         let items = (0..<count).map(ListHarness.item)
         self.items = items
