@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Policy
 
 /// Small reads of sysfs and procfs: attribute files, links, existence. Failures are nil: a
 /// missing or unreadable attribute is a fact the classification copes with.
@@ -19,7 +20,7 @@ enum SystemFiles {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard fstat(fd, &info) == 0, FileKind(mode: info.st_mode) == .regular else { return nil }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
