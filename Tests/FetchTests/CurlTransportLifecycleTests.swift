@@ -31,7 +31,7 @@ struct CurlTransportLifecycleTests {
         return (transport, [running, waiting])
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func shutdownCancelsEveryTransferAndFreesEveryHandle() async throws {
         let (transport, tasks) = await busyTransport()
         #expect(transport.scheduler.openHandles.load(ordering: .acquiring) == 2)  // the multi handle and one easy handle
@@ -49,7 +49,7 @@ struct CurlTransportLifecycleTests {
         await transport.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func concurrentShutdownsAllReturnOnceStopped() async throws {
         let (transport, tasks) = await busyTransport()
         let stoppedWhenReturned = LockedList<Bool>()
@@ -73,7 +73,7 @@ struct CurlTransportLifecycleTests {
         for task in tasks { _ = try? await task.value }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func syncShutdownBlocksUntilTheThreadHasFreedEverything() async throws {
         let (transport, tasks) = await busyTransport()
         let seen = LockedList<Int>()

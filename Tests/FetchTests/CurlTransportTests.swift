@@ -141,7 +141,7 @@ struct CurlTransportTests {
         return CurlTransport(configuration: configuration, logger: logger, hooks: TransportHooks(pollTimeoutMilliseconds: 3_600_000))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func cancellingTheTaskStopsTheTransferAtOnce() async throws {
         let transport = Self.wakeUpOnly()
         server.route("/hang", .hang)
@@ -154,7 +154,7 @@ struct CurlTransportTests {
         await transport.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func aCancellationFreesTheConnectionForTheNextTransferAtOnce() async throws {
         // One connection: a transfer that never ends, and one waiting behind it.
         let transport = Self.wakeUpOnly(maximumConnections: 1)

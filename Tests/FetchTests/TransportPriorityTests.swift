@@ -35,7 +35,7 @@ struct TransportPriorityTests {
         return (transport, busy)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func theMoreUrgentWaitingRequestIsServedFirst() async throws {
         let (transport, busy) = await oneBusyConnection()
         // Queued least urgent first, so that first in, first out would give the opposite order.
@@ -51,7 +51,7 @@ struct TransportPriorityTests {
         await transport.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func aPriorityRaisedWhileWaitingOvertakes() async throws {
         let (transport, busy) = await oneBusyConnection()
         let priorities = (0..<3).map { RequestPriority(LoadPriority(.prefetch, order: $0)) }

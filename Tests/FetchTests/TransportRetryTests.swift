@@ -60,7 +60,7 @@ struct TransportRetryTests {
 
     var retryEntries: [InMemoryLogHandler.Entry] { log.entries.filter { $0.message == "retrying transfer" } }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func a503IsRetriedThenGivenUp() async throws {
         server.route("/busy", .status(503))
         let task = download("/busy")
@@ -78,7 +78,7 @@ struct TransportRetryTests {
         await transport.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func a503ThenA200Succeeds() async throws {
         server.route("/flaky", .dynamic { hit in hit == 1 ? .status(503) : .ok(TestImages.png(seed: 5)) })
         let task = download("/flaky")
@@ -90,7 +90,7 @@ struct TransportRetryTests {
     }
 
     /// `Retry-After` as seconds or as an HTTP-date (counted from the response's `Date`).
-    @Test(.timeLimit(.minutes(1)), arguments: [
+    @Test(.timeLimit(.minutes(5)), arguments: [
         (429, ["Retry-After: 7"], Duration.seconds(7)),
         (503, ["Retry-After: 2"], .seconds(2)),
         (429, ["Date: Sun, 06 Nov 1994 08:49:37 GMT", "Retry-After: Sun, 06 Nov 1994 08:49:49 GMT"], .seconds(12)),
@@ -115,7 +115,7 @@ struct TransportRetryTests {
         await transport.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func aRetryAfterBeyondTheCapFailsAtOnceWithTheStatus() async throws {
         server.route("/later", .headers(429, ["Retry-After: 3600"]))
         let error = try #require(await failure(of: download("/later")))
@@ -127,7 +127,7 @@ struct TransportRetryTests {
     }
 
     /// Answers a retry cannot change: never retried.
-    @Test(.timeLimit(.minutes(1)), arguments: [
+    @Test(.timeLimit(.minutes(5)), arguments: [
         ("/404", TestHTTPServer.Response.status(404)),
         ("/403", .status(403)),
         ("/400", .status(400)),
@@ -147,7 +147,7 @@ struct TransportRetryTests {
         await transport.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func cancellingDuringTheBackoffEndsAtOnceAsCancelled() async throws {
         server.route("/busy", .status(503))
         let task = download("/busy")
@@ -160,7 +160,7 @@ struct TransportRetryTests {
         await transport.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func aShutdownEndsEveryBackoffAsCancelled() async throws {
         server.route("/busy", .status(503))
         server.route("/later", .headers(429, ["Retry-After: 50"]))
@@ -175,7 +175,7 @@ struct TransportRetryTests {
         #expect(clock.sleeperCount == 0)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func theNetworkReturningRetriesAtOnce() async throws {
         server.route("/flaky", .dynamic { hit in hit == 1 ? .status(503) : .ok(TestImages.png(seed: 9)) })
         let task = download("/flaky")
@@ -187,7 +187,7 @@ struct TransportRetryTests {
         await transport.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func aRefusedConnectionIsRetried() async throws {
         let closed = try TestHTTPServer()
         let refused = ImageURL(closed.url("/x"))!
@@ -206,7 +206,7 @@ struct TransportRetryTests {
         await transport.shutdown()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func withRetriesTurnedOffAFailureIsFinal() async throws {
         let transport = Self.transport(retry: .never, clock: clock)
         server.route("/busy", .status(503))

@@ -109,7 +109,7 @@ struct NetworkDetectionTests {
 struct HostileNetworkTreeTests {
     /// `imgpolicy network --root DIR` reads whatever a user planted there: a FIFO with no writer
     /// in place of `proc/net/route` or an interface's `operstate` once made the detection wait forever.
-    @Test("a FIFO in the tree is not read and does not block", .timeLimit(.minutes(1)), arguments: ["proc/net/route", "operstate"])
+    @Test("a FIFO in the tree is not read and does not block", .timeLimit(.minutes(5)), arguments: ["proc/net/route", "operstate"])
     func fifoIsRefused(_ file: String) async throws {
         let tree = FakeNetworkTree()
         try tree.add("eth0", driver: "e1000e")
