@@ -111,7 +111,7 @@ struct ImageListFlingTargetLoopbackTests {
     /// During a fling with a target, the target rows' originals are fetched (once each) and
     /// delivered with their own bytes; the rows passed over are never requested; landing there
     /// fetches nothing again.
-    @Test(.disabled(if: runningUnderThreadSanitizer, "main-actor deliveries starved in the full TSan run; runs in scripts/test.sh"))
+    @Test
     func targetRowsLoadDuringTheFlingOverHTTP() async throws {
         let server = try TestHTTPServer()
         let disk = try TemporaryDiskCache()

@@ -50,7 +50,7 @@ struct ImageListLoopbackTests {
 
     /// Cellular then Wi-Fi: thumbnails, then each visible row upgraded to its original, each
     /// fetched once.
-    @Test(.disabled(if: runningUnderThreadSanitizer, "main-actor deliveries starved in the full TSan run; runs in scripts/test.sh"))
+    @Test
     func cellularToWiFiUpgradesOverHTTP() async {
         let items = (0..<4).map { item("up\($0)", seed: $0) }
         let list = makeList()
