@@ -25,6 +25,11 @@ public struct HTTPOptions: Sendable {
     public var freshnessRules: HTTPFreshness.Rules
     /// Send `Save-Data: on` on a cellular, expensive, constrained or roaming link.
     public var sendsSaveData: Bool
+    /// Send the `ECT` and `Downlink` client hints (the effective connection type and the
+    /// measured downlink in megabits per second) whenever the pipeline's `LinkEstimator` has an
+    /// estimate for the link, on any network kind: a CDN can then send a smaller image to a slow
+    /// Wi-Fi too. Without an estimate nothing is sent. Default true.
+    public var sendsNetworkHints: Bool
     /// The formats the app can use, best first: listed in `Accept`, and a response of another
     /// format is refused (`FetchError.Code.formatNotAsked`). Empty: no `Accept`, no check.
     public var acceptedFormats: [ImageFormat]
@@ -34,13 +39,14 @@ public struct HTTPOptions: Sendable {
 
     /// Options; every parameter defaults to the standard value.
     public init(revalidatesOnFreeLink: Bool = true, revalidatesOnExpensiveLink: Bool = false,
-                freshnessRules: HTTPFreshness.Rules = .default, sendsSaveData: Bool = true,
+                freshnessRules: HTTPFreshness.Rules = .default, sendsSaveData: Bool = true, sendsNetworkHints: Bool = true,
                 acceptedFormats: [ImageFormat] = HTTPOptions.standardFormats,
                 clock: @escaping @Sendable () -> HTTPDate = { HTTPDate.now() }) {
         self.revalidatesOnFreeLink = revalidatesOnFreeLink
         self.revalidatesOnExpensiveLink = revalidatesOnExpensiveLink
         self.freshnessRules = freshnessRules
         self.sendsSaveData = sendsSaveData
+        self.sendsNetworkHints = sendsNetworkHints
         self.acceptedFormats = acceptedFormats
         self.clock = clock
     }
@@ -59,11 +65,16 @@ public struct HTTPOptions: Sendable {
         return Self.isCostly(network) ? revalidatesOnExpensiveLink : revalidatesOnFreeLink
     }
 
-    /// The request fields every request on `network` carries: `Save-Data` and `Accept`.
-    public func negotiationHeaders(on network: NetworkState?) -> [(name: String, value: String)] {
+    /// The request fields every request on `network` carries: `Save-Data`, `ECT` and `Downlink`
+    /// (with `estimate`, the link measured for `network`), and `Accept`.
+    public func negotiationHeaders(on network: NetworkState?, estimate: LinkEstimate? = nil) -> [(name: String, value: String)] {
         var fields: [(name: String, value: String)] = []
         if sendsSaveData, let network, Self.isCostly(network) || network.kind == .cellular {
             fields.append(("Save-Data", "on"))
+        }
+        if sendsNetworkHints, let estimate, let hints = NetworkHints(estimate) {
+            fields.append(("ECT", hints.effectiveType))
+            fields.append(("Downlink", hints.downlink))
         }
         if !acceptedFormats.isEmpty { fields.append(("Accept", acceptHeader)) }
         return fields
