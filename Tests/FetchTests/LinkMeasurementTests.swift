@@ -155,3 +155,26 @@ struct LinkMeasurementTests {
         #expect(NetworkHints(LinkEstimate(bytesPerSecond: .nan))?.downlink == "0")
     }
 }
+
+/// `Accept` limited to what the app's decoder decodes.
+struct AcceptedFormatsTests {
+    @Test func theFormatsADecoderNamesAreAcceptedBestFirstAndNothingElse() {
+        let formats = HTTPOptions.standardFormats(limitedTo: ["GIF", "jpg", "PNG", "WebP", "image/png", "jpeg2000", ""])
+        #expect(formats == [.webp, .png, .jpeg, .gif])
+        #expect(HTTPOptions(acceptedFormats: formats).acceptHeader == "image/webp,image/png,image/jpeg,image/gif;q=0.8")
+        #expect(HTTPOptions.standardFormats(limitedTo: []) == [])
+    }
+
+    @Test func aFormatTheDecoderCannotDecodeIsNeitherAskedForNorAccepted() async throws {
+        let server = try TestHTTPServer()
+        let avif = try #require(TestImages.samples.first { $0.name == "avif" }?.bytes)
+        server.route("/a", .ok(avif, contentType: "image/avif"))
+        let url = ImageURL(server.url("/a"))!
+        let formats = HTTPOptions.standardFormats(limitedTo: ["JPEG", "PNG", "WebP", "GIF"])
+        let pipeline = ImagePipeline(downloader: LinkMeasurementTests.transport, disk: nil, http: HTTPOptions(acceptedFormats: formats))
+        await #expect(throws: FetchError(url: url, code: .formatNotAsked(received: .avif, asked: formats))) {
+            try await pipeline.image(for: url)
+        }
+        #expect(server.requests("/a").last?.header("Accept")?.contains("avif") == false)
+    }
+}

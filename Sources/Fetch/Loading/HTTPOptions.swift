@@ -8,7 +8,8 @@ import Policy
 /// (Wi-Fi, wired, unknown; neither expensive, constrained nor roaming); on an expensive or
 /// roaming link, or offline, it is shown without a request. `Save-Data: on` on a cellular,
 /// expensive, constrained or roaming link. `Accept` lists every format `ImageFormat` recognises,
-/// best first. (A policy-file option for these may come later; today they are set here.)
+/// best first. A policy file's `revalidateStale` option overrides the revalidation choices
+/// (`following(_:)`); the rest is set here.
 ///
 /// ```swift
 /// var options = HTTPOptions.standard
@@ -57,6 +58,42 @@ public struct HTTPOptions: Sendable {
     /// Every format `ImageFormat.sniff` recognises, best first: WebP, AVIF, PNG, JPEG, then GIF
     /// and the rest at lower quality values.
     public static let standardFormats: [ImageFormat] = [.webp, .avif, .png, .jpeg, .gif, .heic, .svg, .bmp, .tiff, .ico]
+
+    /// The standard formats the app's decoder can decode, best first (in `standardFormats`'
+    /// order, whatever the order of `names`): `names` are format names matched without regard to
+    /// case (`"JPEG"`, `"webp"`; `"jpg"` is JPEG), or media types (`"image/png"`); unknown names are
+    /// ignored. For `acceptedFormats`, so that `Accept` lists only what the app can show:
+    ///
+    /// ```swift
+    /// // The Decoding module decodes JPEG, PNG, WebP and GIF (not AVIF, HEIC, SVG…):
+    /// options.acceptedFormats = HTTPOptions.standardFormats(limitedTo: ["JPEG", "PNG", "WebP", "GIF"])
+    /// // Accept: image/webp,image/png,image/jpeg,image/gif;q=0.8
+    /// ```
+    public static func standardFormats(limitedTo names: some Sequence<String>) -> [ImageFormat] {
+        let wanted = Set(names.compactMap { name -> ImageFormat? in
+            let lowered = name.lowercased()
+            if lowered == "jpg" { return .jpeg }
+            return ImageFormat(rawValue: lowered) ?? ImageFormat.allCases.first { $0.mediaType == lowered }
+        })
+        return standardFormats.filter(wanted.contains)
+    }
+
+    /// These options with the revalidation `policy` asks for in its `revalidateStale` option
+    /// (`ImagePolicy.staleRevalidation`); unchanged when the policy does not say.
+    ///
+    /// ```swift
+    /// let pipeline = ImagePipeline(downloader: transport, disk: disk, http: HTTPOptions.standard.following(policy))
+    /// ```
+    public func following(_ policy: ImagePolicy) -> HTTPOptions {
+        var options = self
+        switch policy.staleRevalidation {
+        case nil: break
+        case .freeLink?: (options.revalidatesOnFreeLink, options.revalidatesOnExpensiveLink) = (true, false)
+        case .anyLink?: (options.revalidatesOnFreeLink, options.revalidatesOnExpensiveLink) = (true, true)
+        case .never?: (options.revalidatesOnFreeLink, options.revalidatesOnExpensiveLink) = (false, false)
+        }
+        return options
+    }
 
     /// Whether a stale entry is revalidated on `network` (nil: unknown, taken as free).
     public func revalidates(on network: NetworkState?) -> Bool {
