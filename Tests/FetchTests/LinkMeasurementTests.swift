@@ -35,8 +35,9 @@ struct LinkMeasurementTests {
 
     /// 24 KiB dripped 1 KiB every 50 ms: about 20 KB/s, below the policies' 50 KiB/s.
     static let slowRoute = TestHTTPServer.Response.drip(TestImages.png(size: 24 << 10, seed: 1), chunk: 1024, interval: 0.05)
-    /// 64 KiB at once over loopback: far above it.
-    static let fastRoute = TestHTTPServer.Response.ok(TestImages.png(size: 64 << 10, seed: 2))
+    /// 512 KiB at once over loopback: far above it (slow only if it took over 10 s, which not even
+    /// ThreadSanitizer on a loaded machine comes near).
+    static let fastRoute = TestHTTPServer.Response.ok(TestImages.png(size: 512 << 10, seed: 2))
 
     @Test("a slow Wi-Fi measured by the transport gets the thumbnail", arguments: ["low-data", "slow-wifi-thumbnails"])
     func aSlowWiFiMeasuredByTheTransportGetsTheThumbnail(policy: String) async throws {

@@ -336,7 +336,7 @@ extension ImagePolicy {
         }
         let revalidates = try expect.bool("revalidatesStale")
         if action == nil && prefetch == nil && runningLoads == nil && revalidates == nil {
-            throw expect.error("\"expect\" must hold \"action\", \"prefetch\", \"runningLoads\" or \"revalidatesStale\"")
+            throw expect.error("\"expect\" must hold \"action\", \"prefetch\" or \"runningLoads\" (or \"revalidatesStale\")")
         }
         var policyCase = PolicyCase(name: name, network: network, settings: settings, cached: cached, hasThumbnail: hasThumbnail,
                                     thumbnailCoversDisplay: covers, estimate: estimate, expect: action, rule: rule, prefetch: prefetch,

@@ -136,7 +136,7 @@ struct PolicyValidator {
             guard policyCase.checksDecision || policyCase.expectedPrefetch != nil || policyCase.expectedRunningLoads != nil
                     || policyCase.expectedStaleRevalidation != nil else {
                 throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
-                                    message: "expects nothing: give an action, a prefetch plan, a running-loads choice or revalidatesStale")
+                                    message: "expects nothing: give an action, a prefetch plan or a running-loads choice (or revalidatesStale)")
             }
             if !policyCase.checksDecision, !policyCase.cached.isEmpty || !policyCase.hasThumbnail || policyCase.thumbnailCoversDisplay {
                 throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
