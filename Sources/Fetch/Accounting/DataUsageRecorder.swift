@@ -95,7 +95,7 @@ public final class DataUsageRecorder: Sendable {
             shownVariant = variant
         case .failed(let made, let error, let fallback):
             decision = made
-            change.addRetries(error.attempts - 1, on: .init(made.network))
+            change.addRetries(max(1, error.attempts) - 1, on: .init(made.network))
             if let fallback {
                 change.add(.init(bytes: fallback.bytes.count, transfers: 1), for: .init(link: .init(made.network), variant: .thumbnail, source: fallback.source))
             }

@@ -365,7 +365,7 @@ public final class ImagePipeline: CacheInspecting {
                                              requestedAt: requestedAt, priority: priority, network: network)
         }
         var image = try await accept(response, for: url, requestedAt: requestedAt)
-        image.retries = response.attempts - 1
+        image.retries = max(1, response.attempts) - 1
         // The whole body came (a 200: also when the validator changed): no partial body is left.
         if let disk, let writes, partial != nil || response.body.count >= disk.partialLimits.minimumBytes {
             writes.thread.submit { disk.discardPartial(for: url) }
@@ -422,7 +422,7 @@ public final class ImagePipeline: CacheInspecting {
         try http.checkFormat(of: body, for: url)
         memory.store(body, for: url)
         state.withLock { $0.resumes.add(savedBytes: partial.offset) }
-        return FetchedImage(url: url, bytes: body, source: .network, retries: response.attempts - 1, resumedBytes: partial.offset)
+        return FetchedImage(url: url, bytes: body, source: .network, retries: max(1, response.attempts) - 1, resumedBytes: partial.offset)
     }
 
     /// Keeps the body of a transfer of `url` as a partial body while it arrives: a 200 with a
