@@ -18,7 +18,8 @@ extension DataUsage {
     }
 
     /// `2.0 MB downloaded (cellular 2.0 MB in 3 transfers), 1.0 MB from the caches; 4 originals
-    /// not downloaded (about 8.0 MB saved, estimated)`.
+    /// not downloaded (about 8.0 MB saved, estimated)`, then `; 2 retries` and `; 180.0 KB not
+    /// downloaded again (resumed)` when there were any.
     func summaryText(perOriginal: Int?) -> String {
         let downloaded = downloadedBytes()
         var text = "\(Self.bytesText(downloaded)) downloaded"
@@ -39,6 +40,9 @@ extension DataUsage {
                 text += " (saved: no estimate yet, no original downloaded to estimate from)"
             }
         }
+        let retried = retries(), resumed = resumedBytes()
+        if retried > 0 { text += "; \(retried) retr\(retried == 1 ? "y" : "ies")" }
+        if resumed > 0 { text += "; \(Self.bytesText(resumed)) not downloaded again (resumed)" }
         return text
     }
 
@@ -72,7 +76,7 @@ extension DataUsage {
         return object([
             ("bytes", bytes), ("transfers", transfers), ("originalsNotDownloaded", held),
             ("savedBytesEstimate", perOriginal.map { number(estimatedSavedBytes(perOriginal: $0)) } ?? JSONValue(.null)),
-            ("retries", number(retries())),
+            ("retries", number(retries())), ("resumedBytes", number(resumedBytes())),
         ])
     }
 }

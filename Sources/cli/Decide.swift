@@ -118,7 +118,7 @@ struct Decide: AsyncParsableCommand {
         if fetch {
             let disk = try cache.open(logger: logger)
             transport = CurlTransport(logger: logger)
-            pipeline = ImagePipeline(downloader: transport!, disk: disk, diskWrites: .waitWhenFull, logger: logger)
+            pipeline = ImagePipeline(downloader: transport!, disk: disk, diskWrites: .waitWhenFull, http: HTTPOptions.standard.following(policy), logger: logger)
         }
         let knownCache: any CacheInspecting
         if !cached.isEmpty {

@@ -146,6 +146,7 @@ extension PolicyCommand {
                 lines.append("  \(index + 1). when \(entry.condition.summary) -> \(entry.runningLoads)")
             }
             lines.append("  otherwise -> cancel")
+            lines.append("revalidate stale images: \(policy.staleRevalidation.map { "\($0)" } ?? "\(StaleRevalidation.default) (not set: the default)")")
             lines.append("")
             var header = "network   expensive constrained"
             if policy.prefetchReadsRoaming { header += " roaming" }
@@ -194,7 +195,8 @@ extension PolicyCommand {
             return object([
                 ("name", string(policy.name)), ("description", string(policy.summary)), ("settings", JSONValue(.object(settings))),
                 ("rules", JSONValue(.array(rules))), ("prefetch", JSONValue(.array(prefetch))),
-                ("runningLoadsOnWorseNetwork", JSONValue(.array(running))), ("table", JSONValue(.array(table))),
+                ("runningLoadsOnWorseNetwork", JSONValue(.array(running))),
+                ("revalidateStale", policy.staleRevalidation.map { string($0.rawValue) } ?? JSONValue(.null)), ("table", JSONValue(.array(table))),
             ])
         }
 

@@ -9,7 +9,7 @@ extension DataUsage {
     /// ```json
     /// {"format":"imgpolicy usage 1","day":"2026-11-23",
     ///  "loads":[{"link":"cellular","variant":"thumbnail","source":"network","bytes":2000,"transfers":1}],
-    ///  "originalsNotDownloaded":{"cellular":1},"retries":{}}
+    ///  "originalsNotDownloaded":{"cellular":1},"retries":{},"resumedBytes":{"wifi":180000}}
     /// ```
     func ledgerJSON(day: UsageDay) -> JSONValue {
         let loads = amounts.sorted { ($0.key.link, $0.key.variant.rawValue, $0.key.source.rawValue) < ($1.key.link, $1.key.variant.rawValue, $1.key.source.rawValue) }
@@ -23,7 +23,7 @@ extension DataUsage {
         }
         return JSONValue(.object([("format", .init(.string(Self.ledgerFormat))), ("day", .init(.string(day.description))),
                                   ("loads", .init(.array(loads))), ("originalsNotDownloaded", counts(originalsNotDownloaded)),
-                                  ("retries", counts(retries))]))
+                                  ("retries", counts(retries)), ("resumedBytes", counts(resumedBytes))]))
     }
 
     /// Reads a ledger day file's JSON; the message says what is wrong (every value is checked:
@@ -50,13 +50,18 @@ extension DataUsage {
             }
             add(Amount(bytes: bytes, transfers: transfers), for: Key(link: link, variant: variant, source: source))
         }
-        for key in ["originalsNotDownloaded", "retries"] {
+        // "resumedBytes" came later: a day file without it counts none.
+        for key in ["originalsNotDownloaded", "retries", "resumedBytes"] where key != "resumedBytes" || member(key) != nil {
             guard case .object(let counts)? = member(key)?.kind else { throw LedgerFormatError("\"\(key)\" is not an object") }
             for (linkText, countValue) in counts {
                 guard let link = Link(parsing: linkText), let count = Self.count(countValue.kind) else {
                     throw LedgerFormatError("\"\(key)\": \"\(linkText)\" is not a link with a whole number")
                 }
-                if key == "retries" { addRetries(count, on: link) } else { addOriginalsNotDownloaded(count, on: link) }
+                switch key {
+                case "retries": addRetries(count, on: link)
+                case "resumedBytes": addResumedBytes(count, on: link)
+                default: addOriginalsNotDownloaded(count, on: link)
+                }
             }
         }
     }

@@ -112,18 +112,23 @@ public struct DataUsage: Sendable, Hashable {
     /// (loaded or cached) or the placeholder while the item's original was not cached. Offline
     /// and captive links count none: nothing could have been downloaded there.
     public private(set) var originalsNotDownloaded: [Link: Int]
-    /// Downloads tried again after a failure, by link (0 until a transport reports them).
+    /// Attempts made again after transient failures, by link (a download retried twice counts
+    /// 2, whether it then succeeded or failed).
     public private(set) var retries: [Link: Int]
+    /// Bytes not downloaded again thanks to resuming, by link: the part of each resumed download
+    /// kept from an earlier, interrupted transfer (measured, not estimated).
+    public private(set) var resumedBytes: [Link: Int]
 
     /// Nothing loaded.
     public init() {
         amounts = [:]
         originalsNotDownloaded = [:]
         retries = [:]
+        resumedBytes = [:]
     }
 
     /// Whether nothing at all was counted.
-    public var isEmpty: Bool { amounts.isEmpty && originalsNotDownloaded.isEmpty && retries.isEmpty }
+    public var isEmpty: Bool { amounts.isEmpty && originalsNotDownloaded.isEmpty && retries.isEmpty && resumedBytes.isEmpty }
 
     /// Adds one load of `amount` under `key`.
     public mutating func add(_ amount: Amount, for key: Key) {
@@ -142,11 +147,18 @@ public struct DataUsage: Sendable, Hashable {
         retries[link] = saturatingSum(retries[link] ?? 0, count)
     }
 
+    /// Adds `bytes` not downloaded again thanks to resuming on `link`.
+    public mutating func addResumedBytes(_ bytes: Int, on link: Link) {
+        guard bytes > 0 else { return }
+        resumedBytes[link] = saturatingSum(resumedBytes[link] ?? 0, bytes)
+    }
+
     /// Adds everything `other` counted.
     public mutating func merge(_ other: DataUsage) {
         for (key, amount) in other.amounts { add(amount, for: key) }
         for (link, count) in other.originalsNotDownloaded { addOriginalsNotDownloaded(count, on: link) }
         for (link, count) in other.retries { addRetries(count, on: link) }
+        for (link, bytes) in other.resumedBytes { addResumedBytes(bytes, on: link) }
     }
 
     /// The sum of two usages.
@@ -176,7 +188,7 @@ public struct DataUsage: Sendable, Hashable {
 
     /// Every link that appears in the usage, in order.
     public var links: [Link] {
-        Set(amounts.keys.map(\.link)).union(originalsNotDownloaded.keys).union(retries.keys).sorted()
+        Set(amounts.keys.map(\.link)).union(originalsNotDownloaded.keys).union(retries.keys).union(resumedBytes.keys).sorted()
     }
 
     /// Originals not downloaded on the links `include` accepts (all by default).
@@ -184,9 +196,14 @@ public struct DataUsage: Sendable, Hashable {
         originalsNotDownloaded.reduce(0) { include($1.key) ? saturatingSum($0, $1.value) : $0 }
     }
 
-    /// Retried downloads on the links `include` accepts (all by default).
+    /// Retries made on the links `include` accepts (all by default).
     public func retries(on include: (Link) -> Bool = { _ in true }) -> Int {
         retries.reduce(0) { include($1.key) ? saturatingSum($0, $1.value) : $0 }
+    }
+
+    /// Bytes not downloaded again thanks to resuming, on the links `include` accepts (all by default).
+    public func resumedBytes(on include: (Link) -> Bool = { _ in true }) -> Int {
+        resumedBytes.reduce(0) { include($1.key) ? saturatingSum($0, $1.value) : $0 }
     }
 
     // MARK: - Saved bytes (an estimate)

@@ -18,6 +18,9 @@ import Policy
 /// - an image shown (downloaded, or read from disk or memory): its bytes and one transfer under
 ///   the decision's link, the variant and the source; a failed load's cached fallback thumbnail
 ///   too. A failed or cancelled download counts no bytes (the pipeline does not report them).
+/// - the retries the download needed (`FetchedImage.retries`, or `FetchError.attempts` - 1 for
+///   a download that failed for good), and the bytes a resumed download kept from an earlier
+///   transfer (`FetchedImage.resumedBytes`), under the decision's link.
 /// - a decision for the thumbnail (loaded or cached) or the placeholder while the item's
 ///   original is not cached: one original not downloaded on that link, **once per original URL** for the life
 ///   of the recorder (a row scrolled back to is not a second saving). Offline and captive
@@ -87,9 +90,12 @@ public final class DataUsageRecorder: Sendable {
         case .imageReady(let made, let variant, let image):
             decision = made
             change.add(.init(bytes: image.bytes.count, transfers: 1), for: .init(link: .init(made.network), variant: variant, source: image.source))
+            change.addRetries(image.retries, on: .init(made.network))
+            change.addResumedBytes(image.resumedBytes, on: .init(made.network))
             shownVariant = variant
-        case .failed(let made, _, let fallback):
+        case .failed(let made, let error, let fallback):
             decision = made
+            change.addRetries(max(1, error.attempts) - 1, on: .init(made.network))
             if let fallback {
                 change.add(.init(bytes: fallback.bytes.count, transfers: 1), for: .init(link: .init(made.network), variant: .thumbnail, source: fallback.source))
             }
@@ -113,7 +119,8 @@ public final class DataUsageRecorder: Sendable {
         }
     }
 
-    /// Counts `count` downloads tried again on `network` (for a transport that retries).
+    /// Counts `count` retries made on `network`, for downloads made outside a loader (a load
+    /// through `ImageLoader` counts its own: `FetchedImage.retries`, `FetchError.attempts`).
     public func recordRetries(_ count: Int, on network: NetworkState) {
         var change = DataUsage()
         change.addRetries(count, on: .init(network))

@@ -250,9 +250,10 @@ public final class ImageList: Sendable {
             context.letsRunningLoadsFinish = rules.letsRunningLoadsFinish(network, resolved)
         }
         let pipeline = loader.pipeline
+        let estimate = pipeline.linkEstimate(for: network)
         let facts = rows.window(plan: context.plan).map { row, priority in
             let item = rows.items[row]
-            let decision = settings.map { loader.policy.decide(item, network: network, settings: $0, cache: pipeline) }
+            let decision = settings.map { loader.policy.decide(item, network: network, settings: $0, cache: pipeline, estimate: estimate) }
             let url = try? decision.get().url
             return Rows.Facts(row: row, item: item, priority: priority, decision: decision,
                               variantCached: url.map(pipeline.containsImage(at:)) ?? false,

@@ -22,11 +22,19 @@ public struct FetchedImage: Sendable, Hashable {
     public var bytes: [UInt8]
     /// Where they came from.
     public var source: Source
+    /// Attempts made again after transient failures before this download succeeded (0 for a
+    /// cache hit or a first-time success): counted by `DataUsageRecorder`.
+    public var retries: Int
+    /// Bytes of this download kept from an earlier, interrupted transfer (a resumed download:
+    /// not downloaded again), 0 otherwise: counted by `DataUsageRecorder`.
+    public var resumedBytes: Int
 
     /// Creates a result.
-    public init(url: ImageURL, bytes: [UInt8], source: Source) {
+    public init(url: ImageURL, bytes: [UInt8], source: Source, retries: Int = 0, resumedBytes: Int = 0) {
         self.url = url
         self.bytes = bytes
         self.source = source
+        self.retries = max(0, retries)
+        self.resumedBytes = max(0, resumedBytes)
     }
 }

@@ -8,7 +8,8 @@ import Policy
 /// (Wi-Fi, wired, unknown; neither expensive, constrained nor roaming); on an expensive or
 /// roaming link, or offline, it is shown without a request. `Save-Data: on` on a cellular,
 /// expensive, constrained or roaming link. `Accept` lists every format `ImageFormat` recognises,
-/// best first. (A policy-file option for these may come later; today they are set here.)
+/// best first. A policy file's `revalidateStale` option overrides the revalidation choices
+/// (`following(_:)`); the rest is set here.
 ///
 /// ```swift
 /// var options = HTTPOptions.standard
@@ -25,6 +26,11 @@ public struct HTTPOptions: Sendable {
     public var freshnessRules: HTTPFreshness.Rules
     /// Send `Save-Data: on` on a cellular, expensive, constrained or roaming link.
     public var sendsSaveData: Bool
+    /// Send the `ECT` and `Downlink` client hints (the effective connection type and the
+    /// measured downlink in megabits per second) whenever the pipeline's `LinkEstimator` has an
+    /// estimate for the link, on any network kind: a CDN can then send a smaller image to a slow
+    /// Wi-Fi too. Without an estimate nothing is sent. Default true.
+    public var sendsNetworkHints: Bool
     /// The formats the app can use, best first: listed in `Accept`, and a response of another
     /// format is refused (`FetchError.Code.formatNotAsked`). Empty: no `Accept`, no check.
     public var acceptedFormats: [ImageFormat]
@@ -34,13 +40,14 @@ public struct HTTPOptions: Sendable {
 
     /// Options; every parameter defaults to the standard value.
     public init(revalidatesOnFreeLink: Bool = true, revalidatesOnExpensiveLink: Bool = false,
-                freshnessRules: HTTPFreshness.Rules = .default, sendsSaveData: Bool = true,
+                freshnessRules: HTTPFreshness.Rules = .default, sendsSaveData: Bool = true, sendsNetworkHints: Bool = true,
                 acceptedFormats: [ImageFormat] = HTTPOptions.standardFormats,
                 clock: @escaping @Sendable () -> HTTPDate = { HTTPDate.now() }) {
         self.revalidatesOnFreeLink = revalidatesOnFreeLink
         self.revalidatesOnExpensiveLink = revalidatesOnExpensiveLink
         self.freshnessRules = freshnessRules
         self.sendsSaveData = sendsSaveData
+        self.sendsNetworkHints = sendsNetworkHints
         self.acceptedFormats = acceptedFormats
         self.clock = clock
     }
@@ -52,6 +59,42 @@ public struct HTTPOptions: Sendable {
     /// and the rest at lower quality values.
     public static let standardFormats: [ImageFormat] = [.webp, .avif, .png, .jpeg, .gif, .heic, .svg, .bmp, .tiff, .ico]
 
+    /// The standard formats the app's decoder can decode, best first (in `standardFormats`'
+    /// order, whatever the order of `names`): `names` are format names matched without regard to
+    /// case (`"JPEG"`, `"webp"`; `"jpg"` is JPEG), or media types (`"image/png"`); unknown names are
+    /// ignored. For `acceptedFormats`, so that `Accept` lists only what the app can show:
+    ///
+    /// ```swift
+    /// // The Decoding module decodes JPEG, PNG, WebP and GIF (not AVIF, HEIC, SVG…):
+    /// options.acceptedFormats = HTTPOptions.standardFormats(limitedTo: ["JPEG", "PNG", "WebP", "GIF"])
+    /// // Accept: image/webp,image/png,image/jpeg,image/gif;q=0.8
+    /// ```
+    public static func standardFormats(limitedTo names: some Sequence<String>) -> [ImageFormat] {
+        let wanted = Set(names.compactMap { name -> ImageFormat? in
+            let lowered = name.lowercased()
+            if lowered == "jpg" { return .jpeg }
+            return ImageFormat(rawValue: lowered) ?? ImageFormat.allCases.first { $0.mediaType == lowered }
+        })
+        return standardFormats.filter(wanted.contains)
+    }
+
+    /// These options with the revalidation `policy` asks for in its `revalidateStale` option
+    /// (`ImagePolicy.staleRevalidation`); unchanged when the policy does not say.
+    ///
+    /// ```swift
+    /// let pipeline = ImagePipeline(downloader: transport, disk: disk, http: HTTPOptions.standard.following(policy))
+    /// ```
+    public func following(_ policy: ImagePolicy) -> HTTPOptions {
+        var options = self
+        switch policy.staleRevalidation {
+        case nil: break
+        case .freeLink?: (options.revalidatesOnFreeLink, options.revalidatesOnExpensiveLink) = (true, false)
+        case .anyLink?: (options.revalidatesOnFreeLink, options.revalidatesOnExpensiveLink) = (true, true)
+        case .never?: (options.revalidatesOnFreeLink, options.revalidatesOnExpensiveLink) = (false, false)
+        }
+        return options
+    }
+
     /// Whether a stale entry is revalidated on `network` (nil: unknown, taken as free).
     public func revalidates(on network: NetworkState?) -> Bool {
         guard let network else { return revalidatesOnFreeLink }
@@ -59,11 +102,16 @@ public struct HTTPOptions: Sendable {
         return Self.isCostly(network) ? revalidatesOnExpensiveLink : revalidatesOnFreeLink
     }
 
-    /// The request fields every request on `network` carries: `Save-Data` and `Accept`.
-    public func negotiationHeaders(on network: NetworkState?) -> [(name: String, value: String)] {
+    /// The request fields every request on `network` carries: `Save-Data`, `ECT` and `Downlink`
+    /// (with `estimate`, the link measured for `network`), and `Accept`.
+    public func negotiationHeaders(on network: NetworkState?, estimate: LinkEstimate? = nil) -> [(name: String, value: String)] {
         var fields: [(name: String, value: String)] = []
         if sendsSaveData, let network, Self.isCostly(network) || network.kind == .cellular {
             fields.append(("Save-Data", "on"))
+        }
+        if sendsNetworkHints, let estimate, let hints = NetworkHints(estimate) {
+            fields.append(("ECT", hints.effectiveType))
+            fields.append(("Downlink", hints.downlink))
         }
         if !acceptedFormats.isEmpty { fields.append(("Accept", acceptHeader)) }
         return fields

@@ -55,7 +55,8 @@ public struct ImageLoader: Sendable {
     /// The decision for `item` now.
     /// - Throws: the settings store's error (a value of the wrong type, an unreadable file).
     public func decide(_ item: ImageItem) throws(DataFileError) -> Decision {
-        try policy.decide(item, network: reachability.currentState, settings: settings, cache: pipeline)
+        let network = reachability.currentState
+        return try policy.decide(item, network: network, settings: settings, cache: pipeline, estimate: pipeline.linkEstimate(for: network))
     }
 
     /// Carries out `decision` with the pipeline (see `ImagePipeline.load(_:decision:)`); a "show

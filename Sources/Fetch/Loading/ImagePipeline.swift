@@ -55,6 +55,11 @@ public final class ImagePipeline: CacheInspecting {
     public let logger: Logger
     /// How the pipeline talks HTTP: revalidation, `Save-Data`, `Accept`, the clock.
     public let http: HTTPOptions
+    /// Measures the link from this pipeline's downloads (nil: nothing is measured): each response
+    /// that carries libcurl's figures (`DownloadResponse.timing`) is recorded on the network its
+    /// load was asked for; `linkEstimate(for:)` reads it for decisions and the `ECT`/`Downlink`
+    /// hints.
+    public let linkEstimator: LinkEstimator?
 
     private typealias Table = LoadTable<CheckedContinuation<FetchedImage, any Error>, Task<Void, Never>>
 
@@ -76,15 +81,25 @@ public final class ImagePipeline: CacheInspecting {
     /// The disk writes' queue and thread.
     let writes: DiskWriteQueue?
 
-    /// Creates a pipeline; `diskWrites` bounds the queue of disk-cache writes.
+    /// Creates a pipeline; `diskWrites` bounds the queue of disk-cache writes; `linkEstimator`
+    /// measures the link from the downloads (a new one by default; nil measures nothing).
     public init(downloader: any ImageDownloading, memory: MemoryCache = MemoryCache(), disk: DiskCache?,
-                diskWrites: DiskWritePolicy = .dropWhenFull, http: HTTPOptions = .standard, logger: Logger = .disabled) {
+                diskWrites: DiskWritePolicy = .dropWhenFull, http: HTTPOptions = .standard,
+                linkEstimator: LinkEstimator? = LinkEstimator(), logger: Logger = .disabled) {
+        self.linkEstimator = linkEstimator
         self.downloader = downloader
         self.http = http
         self.memory = memory
         self.disk = disk
         self.logger = logger
         writes = disk.map { DiskWriteQueue(disk: $0, policy: diskWrites, logger: logger) }
+    }
+
+    /// The link measured by this pipeline's downloads on `network`'s kind (see `LinkEstimator`):
+    /// what `ImageLoader` passes to `ImagePolicy.decide(…, estimate:)`. Nil without an estimator,
+    /// offline, or before a download counted on that kind.
+    public func linkEstimate(for network: NetworkState) -> LinkEstimate? {
+        linkEstimator?.estimate(for: network)
     }
 
     /// Whether `url` is in the memory cache or the disk cache's index.
@@ -317,7 +332,7 @@ public final class ImagePipeline: CacheInspecting {
     private func download(_ url: ImageURL, priority: RequestPriority, network: NetworkState?,
                           resuming: Bool = true) async throws(FetchError) -> FetchedImage {
         state.withLock { $0.downloads += 1 }
-        var headers = http.negotiationHeaders(on: network)
+        var headers = negotiationHeaders(on: network)
         var partial: PartialBody?
         var checkpoints: BodyCheckpoints?
         if let disk, let writes {
@@ -344,11 +359,13 @@ public final class ImagePipeline: CacheInspecting {
             }
             throw error
         }
+        measure(response, on: network)
         if response.status == 206, let partial, let disk, let writes {
             return try await completeResumed(url, response, partial: partial, disk: disk, thread: writes.thread,
                                              requestedAt: requestedAt, priority: priority, network: network)
         }
-        let image = try await accept(response, for: url, requestedAt: requestedAt)
+        var image = try await accept(response, for: url, requestedAt: requestedAt)
+        image.retries = max(1, response.attempts) - 1
         // The whole body came (a 200: also when the validator changed): no partial body is left.
         if let disk, let writes, partial != nil || response.body.count >= disk.partialLimits.minimumBytes {
             writes.thread.submit { disk.discardPartial(for: url) }
@@ -405,7 +422,7 @@ public final class ImagePipeline: CacheInspecting {
         try http.checkFormat(of: body, for: url)
         memory.store(body, for: url)
         state.withLock { $0.resumes.add(savedBytes: partial.offset) }
-        return FetchedImage(url: url, bytes: body, source: .network)
+        return FetchedImage(url: url, bytes: body, source: .network, retries: max(1, response.attempts) - 1, resumedBytes: partial.offset)
     }
 
     /// Keeps the body of a transfer of `url` as a partial body while it arrives: a 200 with a
@@ -461,7 +478,8 @@ public final class ImagePipeline: CacheInspecting {
         guard !conditions.isEmpty, let disk else { return try await download(url, priority: priority, network: network) }
         state.withLock { $0.downloads += 1 }
         let requestedAt = http.clock()
-        let response = try await downloader.response(for: url, headers: conditions + http.negotiationHeaders(on: network), priority: priority)
+        let response = try await downloader.response(for: url, headers: conditions + negotiationHeaders(on: network), priority: priority)
+        measure(response, on: network)
         guard response.status == 304 else { return try await accept(response, for: url, requestedAt: requestedAt) }
         let receivedAt = http.clock()
         let renewed = await readers.run { () -> Result<StoredImage?, DiskCacheError> in
@@ -479,6 +497,18 @@ public final class ImagePipeline: CacheInspecting {
             memory.store(stored.bytes, for: url)
             return stored.image(url)
         }
+    }
+
+    /// `Save-Data`, the network hints for the link measured on `network`, and `Accept`.
+    private func negotiationHeaders(on network: NetworkState?) -> [(name: String, value: String)] {
+        http.negotiationHeaders(on: network, estimate: network.flatMap { linkEstimate(for: $0) })
+    }
+
+    /// Records `response`'s figures on the network its load was asked for (a load without a
+    /// network, or a response without figures, is not measured; a 304's figures are ignored).
+    private func measure(_ response: DownloadResponse, on network: NetworkState?) {
+        guard let linkEstimator, let network, let timing = response.timing else { return }
+        linkEstimator.record(timing, on: network)
     }
 
     /// Revalidates `url` on its own task, at prefetch priority, once at a time per URL.

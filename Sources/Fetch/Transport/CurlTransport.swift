@@ -150,7 +150,9 @@ public final class CurlTransport: ImageDownloading {
             let (result, retryAfter) = await runAttempt(url, headers: headers, priority: priority, checkpoints: checkpoints)
             let failure: FetchError
             switch result {
-            case .success(let body): return body
+            case .success(var answer):
+                answer.attempts = attempt
+                return answer
             case .failure(let error): failure = error
             }
             if failure.code == .cancelled || Task.isCancelled {

@@ -22,10 +22,18 @@ public struct DownloadResponse: Sendable {
     public var requestedAt: HTTPDate
     /// When the response was received (wall clock).
     public var receivedAt: HTTPDate
+    /// libcurl's figures for the transfer (body bytes of this request, total time, time to the
+    /// first byte), for `LinkEstimator`; a 304's are marked `fromCache`. Nil when the downloader
+    /// does not measure (`CurlTransport` always does).
+    public var timing: TransferTiming?
+    /// Attempts made for this answer: 1, or more when transient failures were retried first.
+    public var attempts: Int
 
     /// A response.
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8],
-                requestedAt: HTTPDate, receivedAt: HTTPDate) {
+                requestedAt: HTTPDate, receivedAt: HTTPDate, timing: TransferTiming? = nil, attempts: Int = 1) {
+        self.timing = timing
+        self.attempts = max(1, attempts)
         self.status = status
         self.headers = headers
         self.body = body

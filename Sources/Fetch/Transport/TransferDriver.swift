@@ -288,8 +288,21 @@ final class TransferDriver: @unchecked Sendable {
 
     /// The response with its header fields (of the last response, after redirects).
     private func response(_ status: Int, body: [UInt8], of transfer: Transfer, easy: UnsafeMutableRawPointer) -> DownloadResponse {
-        DownloadResponse(status: status, headers: TransferDriver.headerFields(of: easy), body: body,
-                                requestedAt: transfer.requestedAt, receivedAt: HTTPDate.now())
+        var response = DownloadResponse(status: status, headers: TransferDriver.headerFields(of: easy), body: body,
+                                        requestedAt: transfer.requestedAt, receivedAt: HTTPDate.now())
+        response.timing = Self.timing(of: easy, fromCache: status == 304)
+        return response
+    }
+
+    /// libcurl's figures for the transfer that just completed on `easy` (this request's body bytes,
+    /// total time and time to the first byte), for the link estimate; nil when libcurl gives none.
+    static func timing(of easy: UnsafeMutableRawPointer, fromCache: Bool) -> TransferTiming? {
+        var bytes: curl_off_t = 0, total: curl_off_t = 0, firstByte: curl_off_t = 0
+        guard imgp_easy_getinfo_offset(easy, CURLINFO_SIZE_DOWNLOAD_T, &bytes) == CURLE_OK,
+              imgp_easy_getinfo_offset(easy, CURLINFO_TOTAL_TIME_T, &total) == CURLE_OK,
+              imgp_easy_getinfo_offset(easy, CURLINFO_STARTTRANSFER_TIME_T, &firstByte) == CURLE_OK else { return nil }
+        return TransferTiming(bodyBytes: Int64(bytes), totalMicroseconds: Int64(total), firstByteMicroseconds: Int64(firstByte),
+                              fromCache: fromCache)
     }
 
     /// The value of the response header `name` (of the last response, after redirects), if any.

@@ -13,6 +13,8 @@ extension ImagePolicy {
         public var actualPrefetch: PrefetchPlan
         /// What the policy does with running loads when the network gets worse to the case's state.
         public var actualRunningLoads: RunningLoads
+        /// Whether the policy revalidates stale cached images in the case's network state.
+        public var actualStaleRevalidation = StaleRevalidation.default.allows(on: NetworkState(.wifi))
 
         /// Creates a failure.
         public init(policyCase: PolicyCase, position: Int, actualAction: RuleAction, actualRule: String,
@@ -39,6 +41,11 @@ extension ImagePolicy {
         /// Whether the running-loads choice differs from the expected one.
         public var runningLoadsFail: Bool { policyCase.expectedRunningLoads.map { $0 != actualRunningLoads } ?? false }
 
+        /// Whether the revalidation of stale images differs from the expected one.
+        public var staleRevalidationFails: Bool {
+            policyCase.expectedStaleRevalidation.map { $0 != actualStaleRevalidation } ?? false
+        }
+
         /// `case 3 (name): expected load thumbnail by rule x, got load original by rule y`; a
         /// failing prefetch plan or running-loads choice adds `expected prefetch ahead 5, behind 0,
         /// thumbnails, got nothing` or `expected running loads finish, got cancel`, joined by `; `.
@@ -57,6 +64,9 @@ extension ImagePolicy {
             if runningLoadsFail, let expected = policyCase.expectedRunningLoads {
                 parts.append("expected running loads \(expected), got \(actualRunningLoads)")
             }
+            if staleRevalidationFails, let expected = policyCase.expectedStaleRevalidation {
+                parts.append("expected stale images \(expected ? "" : "not ")revalidated, got \(actualStaleRevalidation ? "" : "not ")revalidated")
+            }
             return "\(label): " + parts.joined(separator: "; ")
         }
     }
@@ -74,11 +84,14 @@ extension ImagePolicy {
         for (position, policyCase) in cases.enumerated() {
             let input = input(for: policyCase)
             let outcome = outcome(for: input)
-            let failure = CaseFailure(policyCase: policyCase, position: position + 1, actualAction: outcome.action,
+            var failure = CaseFailure(policyCase: policyCase, position: position + 1, actualAction: outcome.action,
                                       actualRule: rules[outcome.ruleIndex].name,
                                       actualPrefetch: prefetchPlan(for: policyCase.network, settings: input.settings),
                                       actualRunningLoads: runningLoads(on: policyCase.network, settings: input.settings))
-            if failure.decisionFails || failure.prefetchFails || failure.runningLoadsFail { failures.append(failure) }
+            failure.actualStaleRevalidation = revalidatesStale(on: policyCase.network)
+            if failure.decisionFails || failure.prefetchFails || failure.runningLoadsFail || failure.staleRevalidationFails {
+                failures.append(failure)
+            }
         }
         return failures
     }

@@ -20,7 +20,8 @@ extension ImagePolicy {
     public init(json bytes: some Collection<UInt8>, name: String, source: String) throws(DataFileError) {
         let document = try JSONParser().parse(bytes, source: source)
         let reader = try JSONObjectReader(document, source: source, what: "the policy",
-                                          keys: ["description", "settings", "rules", "prefetch", "runningLoadsOnWorseNetwork", "slowBelow", "cases"])
+                                          keys: ["description", "settings", "rules", "prefetch", "runningLoadsOnWorseNetwork", "slowBelow",
+                                                 "revalidateStale", "cases"])
         let summary = try reader.string("description") ?? ""
         var declarations: [SettingDeclaration] = []
         for member in try reader.object("settings") ?? [] {
@@ -46,12 +47,21 @@ extension ImagePolicy {
         let slowBelow = try reader.value("slowBelow").map { value throws(DataFileError) in
             try Self.slowLinkThreshold(from: value, source: source)
         }
+        let revalidationValue = reader.value("revalidateStale")
+        let staleRevalidation = try reader.string("revalidateStale").map { text throws(DataFileError) -> StaleRevalidation in
+            guard let choice = StaleRevalidation(rawValue: text) else {
+                throw reader.error("\"revalidateStale\" must be \(quotedList(StaleRevalidation.allCases.map(\.rawValue))), "
+                                   + "found \(JSONWriter.quoted(text))", at: revalidationValue)
+            }
+            return choice
+        }
         var cases: [PolicyCase] = []
         for (index, value) in (try reader.array("cases") ?? []).enumerated() {
             cases.append(try Self.policyCase(from: value, source: source, context: "case \(index + 1)"))
         }
         try self.init(name: name, summary: summary, settings: declarations, rules: rules, cases: cases, prefetch: prefetch,
-                      runningLoadsOnWorseNetwork: runningLoads, slowBelow: slowBelow, source: source, ruleLines: ruleValues.map(\.line))
+                      runningLoadsOnWorseNetwork: runningLoads, slowBelow: slowBelow, staleRevalidation: staleRevalidation,
+                      source: source, ruleLines: ruleValues.map(\.line))
     }
 
     private static func prefetchRule(from value: JSONValue, source: String, index: Int) throws(DataFileError) -> PrefetchRule {
@@ -305,7 +315,7 @@ extension ImagePolicy {
         let estimate = try throughput(reader: reader)
         guard let expectValue = reader.value("expect") else { throw reader.error("\"expect\" is missing") }
         let expect = try JSONObjectReader(expectValue, source: source, context: context, what: "\"expect\"",
-                                          keys: ["action", "variant", "rule", "prefetch", "runningLoads"])
+                                          keys: ["action", "variant", "rule", "prefetch", "runningLoads", "revalidatesStale"])
         let checksDecision = ["action", "variant", "rule"].contains { expect.value($0) != nil }
         let action = checksDecision ? try self.action(reader: expect) : nil
         let rule = try expect.string("rule")
@@ -324,12 +334,15 @@ extension ImagePolicy {
         let runningLoads = try expect.string("runningLoads").map { text throws(DataFileError) in
             try self.runningLoads(text, at: runningLoadsValue, reader: expect)
         }
-        if action == nil && prefetch == nil && runningLoads == nil {
-            throw expect.error("\"expect\" must hold \"action\", \"prefetch\" or \"runningLoads\"")
+        let revalidates = try expect.bool("revalidatesStale")
+        if action == nil && prefetch == nil && runningLoads == nil && revalidates == nil {
+            throw expect.error("\"expect\" must hold \"action\", \"prefetch\" or \"runningLoads\" (or \"revalidatesStale\")")
         }
-        return PolicyCase(name: name, network: network, settings: settings, cached: cached, hasThumbnail: hasThumbnail,
-                          thumbnailCoversDisplay: covers, estimate: estimate, expect: action, rule: rule, prefetch: prefetch, runningLoads: runningLoads,
-                          line: value.line)
+        var policyCase = PolicyCase(name: name, network: network, settings: settings, cached: cached, hasThumbnail: hasThumbnail,
+                                    thumbnailCoversDisplay: covers, estimate: estimate, expect: action, rule: rule, prefetch: prefetch,
+                                    runningLoads: runningLoads, line: value.line)
+        policyCase.expectedStaleRevalidation = revalidates
+        return policyCase
     }
 }
 

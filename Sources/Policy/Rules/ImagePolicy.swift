@@ -39,6 +39,9 @@ public struct ImagePolicy: Sendable {
     public let runningLoadsOnWorseNetwork: [RunningLoadsRule]
     /// The `slowBelow` threshold: set exactly when a rule tests `slow`.
     public let slowBelow: SlowLinkThreshold?
+    /// The `revalidateStale` option: on which links stale cached images are revalidated; nil when
+    /// the policy does not say (the app's `HTTPOptions` decide, by default as `.freeLink`).
+    public let staleRevalidation: StaleRevalidation?
     /// The compiled lookup table.
     @usableFromInline let table: DecisionTable
     /// The compiled prefetch plans and running-loads choices.
@@ -58,12 +61,15 @@ public struct ImagePolicy: Sendable {
     ///   - runningLoadsOnWorseNetwork: the running-loads option (default: cancel).
     ///   - slowBelow: the threshold under which a measured link is slow; required when a rule
     ///     tests `slow`, refused otherwise.
+    ///   - staleRevalidation: the `revalidateStale` option (default nil: not said).
     ///   - source: the file name for error messages (`<built-in>` for code).
     ///   - ruleLines: the line of each rule in `source`, for error messages (empty for code).
     /// - Throws: `DataFileError` with code `.invalid` naming the rule, entry or case and what is wrong.
     public init(name: String, summary: String = "", settings: [SettingDeclaration], rules: [PolicyRule],
                 cases: [PolicyCase] = [], prefetch: [PrefetchRule] = [], runningLoadsOnWorseNetwork: [RunningLoadsRule] = [],
-                slowBelow: SlowLinkThreshold? = nil, source: String = "<built-in>", ruleLines: [Int] = []) throws(DataFileError) {
+                slowBelow: SlowLinkThreshold? = nil, staleRevalidation: StaleRevalidation? = nil,
+                source: String = "<built-in>", ruleLines: [Int] = []) throws(DataFileError) {
+        self.staleRevalidation = staleRevalidation
         self.name = name
         self.summary = summary
         self.settings = settings
@@ -77,6 +83,12 @@ public struct ImagePolicy: Sendable {
         self.table = try validator.compile()
         self.networkStateTable = try validator.compileNetworkStatePlans()
         try validator.checkCases()
+    }
+
+    /// Whether a stale cached image is revalidated on `network`: as `staleRevalidation` says, or
+    /// `StaleRevalidation.default` when the policy does not say.
+    public func revalidatesStale(on network: NetworkState) -> Bool {
+        (staleRevalidation ?? .default).allows(on: network)
     }
 
     /// The position of the setting `key` among `settings`, or nil when the policy does not read it.

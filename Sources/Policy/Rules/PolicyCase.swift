@@ -29,6 +29,9 @@ public struct PolicyCase: Sendable, Hashable {
     public var expectedPrefetch: PrefetchPlan?
     /// What is expected of running loads when the network gets worse to this state; nil to not check it.
     public var expectedRunningLoads: RunningLoads?
+    /// Whether a stale cached image is expected to be revalidated in this network state
+    /// (`"revalidatesStale"` in a file); nil to not check it.
+    public var expectedStaleRevalidation: Bool?
     /// The 1-based line of the case in its file, 0 when built in code.
     public var line: Int
 

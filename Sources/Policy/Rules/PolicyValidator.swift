@@ -133,9 +133,10 @@ struct PolicyValidator {
         let declared = Set(settings.map(\.key))
         for (position, policyCase) in cases.enumerated() {
             let context = "case \(position + 1)"
-            guard policyCase.checksDecision || policyCase.expectedPrefetch != nil || policyCase.expectedRunningLoads != nil else {
+            guard policyCase.checksDecision || policyCase.expectedPrefetch != nil || policyCase.expectedRunningLoads != nil
+                    || policyCase.expectedStaleRevalidation != nil else {
                 throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
-                                    message: "expects nothing: give an action, a prefetch plan or a running-loads choice")
+                                    message: "expects nothing: give an action, a prefetch plan or a running-loads choice (or revalidatesStale)")
             }
             if !policyCase.checksDecision, !policyCase.cached.isEmpty || !policyCase.hasThumbnail || policyCase.thumbnailCoversDisplay {
                 throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
