@@ -33,6 +33,9 @@ public struct ImageLoader: Sendable {
     /// The priority this loader's loads go to the pipeline at (nil: a new `.visible` one each);
     /// set on a copy by `load(_:decision:priority:)`.
     var requestPriority: RequestPriority?
+    /// The display width in pixels this loader's decisions are made for (nil: unknown); set on a
+    /// copy by `load(_:displayWidth:)`, so that a decision made again keeps it.
+    var displayWidth: Int?
     /// Where decisions made again (a cached variant that proved unreadable) are reported.
     public var logger: Logger
     /// Counts every load's cost (nil: nothing is counted). See `DataUsageRecorder`.
@@ -55,7 +58,21 @@ public struct ImageLoader: Sendable {
     /// The decision for `item` now.
     /// - Throws: the settings store's error (a value of the wrong type, an unreadable file).
     public func decide(_ item: ImageItem) throws(DataFileError) -> Decision {
-        try policy.decide(item, network: reachability.currentState, settings: settings, cache: pipeline)
+        try decide(item, displayWidth: displayWidth)
+    }
+
+    /// The decision for `item` shown `displayWidth` pixels wide (points × scale; nil: unknown).
+    /// With the item's `thumbnailWidth` it tells the policy whether the thumbnail covers the
+    /// display (`ImageItem.thumbnailCovers(displayWidth:)`), for policies that test
+    /// `thumbnailCoversDisplay` (the bundled `thumbnail-when-enough`).
+    ///
+    /// ```swift
+    /// let decision = try loader.decide(item, displayWidth: 300 * 2)   // a 300-point cell at scale 2
+    /// ```
+    /// - Throws: the settings store's error (a value of the wrong type, an unreadable file).
+    public func decide(_ item: ImageItem, displayWidth: Int?) throws(DataFileError) -> Decision {
+        try policy.decide(item, network: reachability.currentState, settings: policy.resolveSettings(from: settings),
+                          cached: pipeline.cachedVariants(of: item), displayWidth: displayWidth)
     }
 
     /// Carries out `decision` with the pipeline (see `ImagePipeline.load(_:decision:)`); a "show

@@ -22,6 +22,7 @@ import Locking
 ///     cell.show(event)
 /// }
 /// slot.load(item)        // on reuse: slot.load(newItem) or slot.cancel()
+/// slot.displayWidth = 600 // the cell is 300 points wide at scale 2: policies may load a thumbnail that covers it
 /// ```
 ///
 /// ## See Also
@@ -32,13 +33,14 @@ public final class ImageSlot: Sendable {
     private struct State {
         var generation = 0
         var task: Task<Void, Never>?
+        var displayWidth: Int?
     }
 
     private let loader: ImageLoader
     private let deliveryActor: any Actor
     /// Runs isolated to `deliveryActor`.
     private let onEvent: @Sendable (SlotEvent) -> Void
-    // Guards the current generation and its task; never held while the handler runs.
+    // Guards the current generation, its task and the display width; never held while the handler runs.
     private let state = Locked(State())
 
     /// Creates a slot that reports to `onEvent` on the main actor.
@@ -56,12 +58,21 @@ public final class ImageSlot: Sendable {
         self.onEvent = onEvent
     }
 
+    /// The slot's width on screen in pixels (points × scale; nil, the default: unknown). Every
+    /// later `load(_:)` decides with it, so that a policy testing `thumbnailCoversDisplay` (the
+    /// bundled `thumbnail-when-enough`) loads the thumbnail when it is at least this wide (see
+    /// `ImageItem.thumbnailCovers(displayWidth:)`). Setting it does not load again.
+    public var displayWidth: Int? {
+        get { state.withLock { $0.displayWidth } }
+        set { state.withLock { $0.displayWidth = newValue } }
+    }
+
     /// Cancels the previous load, decides for `item`, and carries the decision out.
     /// - Returns: the loading task, which ends after its event was delivered or dropped (to await
     ///   in tests and scripts; cancelling it is like `cancel()`).
     @discardableResult
     public func load(_ item: ImageItem) -> Task<Void, Never> {
-        let loader = self.loader
+        let loader = sizedLoader
         return start {
             do throws(DataFileError) {
                 return await loader.load(item, decision: try loader.decide(item))
@@ -76,8 +87,27 @@ public final class ImageSlot: Sendable {
     /// cached copy proves unreadable is still made again.
     @discardableResult
     public func load(_ item: ImageItem, decision: Decision) -> Task<Void, Never> {
-        let loader = self.loader
+        let loader = sizedLoader
         return start { await loader.load(item, decision: decision) }
+    }
+
+    /// Sets `displayWidth`, then loads `item` as `load(_:)` does: the shape for a cell whose size
+    /// changes with the item.
+    ///
+    /// ```swift
+    /// slot.load(item, displayWidth: Int(cell.bounds.width * screen.scale))
+    /// ```
+    @discardableResult
+    public func load(_ item: ImageItem, displayWidth: Int?) -> Task<Void, Never> {
+        self.displayWidth = displayWidth
+        return load(item)
+    }
+
+    /// The loader, deciding (and deciding again) for the slot's display width.
+    private var sizedLoader: ImageLoader {
+        var loader = self.loader
+        loader.displayWidth = displayWidth
+        return loader
     }
 
     private func start(_ work: @escaping @Sendable () async -> SlotEvent) -> Task<Void, Never> {
