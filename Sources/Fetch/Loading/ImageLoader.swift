@@ -33,9 +33,10 @@ public struct ImageLoader: Sendable {
     /// The priority this loader's loads go to the pipeline at (nil: a new `.visible` one each);
     /// set on a copy by `load(_:decision:priority:)`.
     var requestPriority: RequestPriority?
-    /// The display width in pixels this loader's decisions are made for (nil: unknown); set on a
-    /// copy by `load(_:displayWidth:)`, so that a decision made again keeps it.
-    var displayWidth: Int?
+    /// The width in pixels (points × scale) of where the image is shown, which `decide(_:)` and
+    /// the decisions made again while loading use (nil, the default: unknown). Slots and lists
+    /// set it on their copy of the loader (`ImageSlot.displayWidth`, `ImageList.setDisplayWidth(_:)`).
+    public var displayWidth: Int?
     /// Where decisions made again (a cached variant that proved unreadable) are reported.
     public var logger: Logger
     /// Counts every load's cost (nil: nothing is counted). See `DataUsageRecorder`.

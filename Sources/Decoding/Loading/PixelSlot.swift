@@ -1,0 +1,145 @@
+import Fetch
+import Locking
+import Policy
+
+/// One place on screen that shows one decoded image at a time, at its display size: an
+/// `ImageSlot` whose images come as pixels (`DecodedImage`), through a `PixelLoader` (its
+/// `PixelCache`, then its `DecodingQueue`).
+///
+/// The display size decides too: its width goes to the policy (`ImageSlot.displayWidth`), so a
+/// policy testing `thumbnailCoversDisplay` loads a thumbnail that covers the slot.
+///
+/// Delivery contract (as `ImageSlot`'s): every `load(_:)` first cancels the previous load, its
+/// download and its decode; events are delivered on the main actor (or the actor given to
+/// `init(loader:pixels:displaySize:deliveringOn:onEvent:)`) with no lock held, each checked just
+/// before its handler runs: once `load(_:)` or `cancel()` has returned on that actor, nothing of
+/// the old load, not even a decode already running, is delivered.
+///
+/// Thread safety: every method may be called from any thread.
+///
+/// ```swift
+/// let pixels = PixelLoader(cache: PixelCache(costLimit: 64 << 20))
+/// let slot = PixelSlot(loader: loader, pixels: pixels, displaySize: TargetSize(width: 600, height: 400)) { event in
+///     if case .imageReady(_, _, let image, _) = event { cell.show(image) }   // RGBA8 at most 600×400
+/// }
+/// slot.load(item)        // on reuse: slot.load(newItem) or slot.cancel()
+/// ```
+///
+/// ## See Also
+///
+/// - <doc:DecodingAtDisplaySize>
+public final class PixelSlot: Sendable {
+    private struct State {
+        var generation = 0
+        var task: Task<Void, Never>?
+        var displaySize: TargetSize
+    }
+
+    private let loader: ImageLoader
+    private let pixels: PixelLoader
+    private let deliveryActor: any Actor
+    /// Runs isolated to `deliveryActor`.
+    private let onEvent: @Sendable (PixelSlotEvent) -> Void
+    // Guards the current generation, its task and the display size; never held while the handler runs.
+    private let state: Locked<State>
+
+    /// Creates a slot of `displaySize` pixels (points × scale) that reports on the main actor.
+    public convenience init(loader: ImageLoader, pixels: PixelLoader, displaySize: TargetSize,
+                            onEvent: @escaping @MainActor @Sendable (PixelSlotEvent) -> Void) {
+        self.init(loader: loader, pixels: pixels, displaySize: displaySize, deliveringOn: MainActor.shared) { event in
+            MainActor.assumeIsolated { onEvent(event) }
+        }
+    }
+
+    /// Creates a slot of `displaySize` pixels that reports to `onEvent` isolated to `actor`.
+    public init(loader: ImageLoader, pixels: PixelLoader, displaySize: TargetSize, deliveringOn actor: any Actor,
+                onEvent: @escaping @Sendable (PixelSlotEvent) -> Void) {
+        self.loader = loader
+        self.pixels = pixels
+        deliveryActor = actor
+        self.onEvent = onEvent
+        state = Locked(State(displaySize: displaySize))
+    }
+
+    /// The size images are decoded to (and whose width the policy decides with) by the next
+    /// `load(_:)`; setting it does not load again.
+    public var displaySize: TargetSize {
+        get { state.withLock { $0.displaySize } }
+        set { state.withLock { $0.displaySize = newValue } }
+    }
+
+    /// Cancels the previous load (download and decode), decides for `item` with the display
+    /// width, loads, and decodes to the display size.
+    /// - Returns: the loading task, which ends after its event was delivered or dropped.
+    @discardableResult
+    public func load(_ item: ImageItem) -> Task<Void, Never> {
+        let (loader, pixels) = (self.loader, self.pixels)
+        return start { size in
+            var sized = loader
+            sized.displayWidth = size.width
+            do throws(DataFileError) {
+                let decision = try sized.decide(item)
+                return await Self.decoded(await sized.load(item, decision: decision), pixels: pixels, size: size)
+            } catch {
+                return .decisionFailed(error)
+            }
+        }
+    }
+
+    /// Cancels the current load and its decode; nothing more is delivered for it.
+    public func cancel() {
+        let previous = state.withLock { state -> Task<Void, Never>? in
+            state.generation += 1
+            defer { state.task = nil }
+            return state.task
+        }
+        previous?.cancel()
+    }
+
+    /// The event with its images decoded to `size` (a cancelled decode gives nil: nothing to deliver).
+    static func decoded(_ event: SlotEvent, pixels: PixelLoader, size: TargetSize) async -> PixelSlotEvent? {
+        switch event {
+        case .placeholder(let decision):
+            return .placeholder(decision)
+        case .decisionFailed(let error):
+            return .decisionFailed(error)
+        case .imageReady(let decision, let variant, let image):
+            do throws(DecodingError) {
+                let decoded = try await pixels.image(for: image, at: size)
+                return .imageReady(decision, variant: variant, image: decoded, source: image.source)
+            } catch {
+                guard error.kind != .cancelled else { return nil }
+                return .decodingFailed(decision, variant: variant, url: image.url, error: error)
+            }
+        case .failed(let decision, let error, let fallback):
+            var decoded: DecodedImage?
+            if let fallback {
+                decoded = try? await pixels.image(for: fallback, at: size)
+                if Task.isCancelled { return nil }
+            }
+            return .failed(decision, error: error, fallback: decoded)
+        }
+    }
+
+    private func start(_ work: @escaping @Sendable (TargetSize) async -> PixelSlotEvent?) -> Task<Void, Never> {
+        let (task, previous) = state.withLock { state -> (Task<Void, Never>, Task<Void, Never>?) in
+            state.generation += 1
+            let (generation, size) = (state.generation, state.displaySize)
+            let task = Task { [self] in
+                guard let event = await work(size) else { return }
+                await deliver(event, generation: generation, on: deliveryActor)
+            }
+            defer { state.task = task }
+            return (task, state.task)
+        }
+        previous?.cancel()
+        return task
+    }
+
+    /// Runs on the delivery actor: the check and the handler, with no lock held by the handler.
+    private func deliver(_ event: PixelSlotEvent, generation: Int, on actor: isolated any Actor) {
+        let isCurrent = state.withLock { $0.generation == generation }
+        guard isCurrent, !Task.isCancelled else { return }
+        onEvent(event)
+    }
+}
