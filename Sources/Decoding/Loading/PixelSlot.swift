@@ -29,19 +29,11 @@ import Policy
 ///
 /// - <doc:DecodingAtDisplaySize>
 public final class PixelSlot: Sendable {
-    private struct State {
-        var generation = 0
-        var task: Task<Void, Never>?
-        var displaySize: TargetSize
-    }
-
     private let loader: ImageLoader
     private let pixels: PixelLoader
-    private let deliveryActor: any Actor
-    /// Runs isolated to `deliveryActor`.
-    private let onEvent: @Sendable (PixelSlotEvent) -> Void
-    // Guards the current generation, its task and the display size; never held while the handler runs.
-    private let state: Locked<State>
+    private let current: CurrentLoad<PixelSlotEvent>
+    // Guards the display size.
+    private let size: Locked<TargetSize>
 
     /// Creates a slot of `displaySize` pixels (points × scale) that reports on the main actor.
     public convenience init(loader: ImageLoader, pixels: PixelLoader, displaySize: TargetSize,
@@ -56,16 +48,15 @@ public final class PixelSlot: Sendable {
                 onEvent: @escaping @Sendable (PixelSlotEvent) -> Void) {
         self.loader = loader
         self.pixels = pixels
-        deliveryActor = actor
-        self.onEvent = onEvent
-        state = Locked(State(displaySize: displaySize))
+        current = CurrentLoad(deliveringOn: actor, onEvent: onEvent)
+        size = Locked(displaySize)
     }
 
     /// The size images are decoded to (and whose width the policy decides with) by the next
     /// `load(_:)`; setting it does not load again.
     public var displaySize: TargetSize {
-        get { state.withLock { $0.displaySize } }
-        set { state.withLock { $0.displaySize = newValue } }
+        get { size.withLock { $0 } }
+        set { size.withLock { $0 = newValue } }
     }
 
     /// Cancels the previous load (download and decode), decides for `item` with the display
@@ -73,8 +64,8 @@ public final class PixelSlot: Sendable {
     /// - Returns: the loading task, which ends after its event was delivered or dropped.
     @discardableResult
     public func load(_ item: ImageItem) -> Task<Void, Never> {
-        let (loader, pixels) = (self.loader, self.pixels)
-        return start { size in
+        let (loader, pixels, size) = (self.loader, self.pixels, displaySize)
+        return current.start {
             var sized = loader
             sized.displayWidth = size.width
             do throws(DataFileError) {
@@ -88,12 +79,7 @@ public final class PixelSlot: Sendable {
 
     /// Cancels the current load and its decode; nothing more is delivered for it.
     public func cancel() {
-        let previous = state.withLock { state -> Task<Void, Never>? in
-            state.generation += 1
-            defer { state.task = nil }
-            return state.task
-        }
-        previous?.cancel()
+        current.cancel()
     }
 
     /// The event with its images decoded to `size` (a cancelled decode gives nil: nothing to deliver).
@@ -119,27 +105,5 @@ public final class PixelSlot: Sendable {
             }
             return .failed(decision, error: error, fallback: decoded)
         }
-    }
-
-    private func start(_ work: @escaping @Sendable (TargetSize) async -> PixelSlotEvent?) -> Task<Void, Never> {
-        let (task, previous) = state.withLock { state -> (Task<Void, Never>, Task<Void, Never>?) in
-            state.generation += 1
-            let (generation, size) = (state.generation, state.displaySize)
-            let task = Task { [self] in
-                guard let event = await work(size) else { return }
-                await deliver(event, generation: generation, on: deliveryActor)
-            }
-            defer { state.task = task }
-            return (task, state.task)
-        }
-        previous?.cancel()
-        return task
-    }
-
-    /// Runs on the delivery actor: the check and the handler, with no lock held by the handler.
-    private func deliver(_ event: PixelSlotEvent, generation: Int, on actor: isolated any Actor) {
-        let isCurrent = state.withLock { $0.generation == generation }
-        guard isCurrent, !Task.isCancelled else { return }
-        onEvent(event)
     }
 }

@@ -30,18 +30,10 @@ import Locking
 /// - <doc:GettingStarted>
 /// - <doc:EmbeddingInAList>
 public final class ImageSlot: Sendable {
-    private struct State {
-        var generation = 0
-        var task: Task<Void, Never>?
-        var displayWidth: Int?
-    }
-
     private let loader: ImageLoader
-    private let deliveryActor: any Actor
-    /// Runs isolated to `deliveryActor`.
-    private let onEvent: @Sendable (SlotEvent) -> Void
-    // Guards the current generation, its task and the display width; never held while the handler runs.
-    private let state = Locked(State())
+    private let current: CurrentLoad<SlotEvent>
+    // Guards the display width.
+    private let width = Locked<Int?>(nil)
 
     /// Creates a slot that reports to `onEvent` on the main actor.
     public convenience init(loader: ImageLoader, onEvent: @escaping @MainActor @Sendable (SlotEvent) -> Void) {
@@ -54,8 +46,7 @@ public final class ImageSlot: Sendable {
     /// `actor.assumeIsolated` to reach the actor's state).
     public init(loader: ImageLoader, deliveringOn actor: any Actor, onEvent: @escaping @Sendable (SlotEvent) -> Void) {
         self.loader = loader
-        deliveryActor = actor
-        self.onEvent = onEvent
+        current = CurrentLoad(deliveringOn: actor, onEvent: onEvent)
     }
 
     /// The slot's width on screen in pixels (points × scale; nil, the default: unknown). Every
@@ -63,8 +54,8 @@ public final class ImageSlot: Sendable {
     /// bundled `thumbnail-when-enough`) loads the thumbnail when it is at least this wide (see
     /// `ImageItem.thumbnailCovers(displayWidth:)`). Setting it does not load again.
     public var displayWidth: Int? {
-        get { state.withLock { $0.displayWidth } }
-        set { state.withLock { $0.displayWidth = newValue } }
+        get { width.withLock { $0 } }
+        set { width.withLock { $0 = newValue } }
     }
 
     /// Cancels the previous load, decides for `item`, and carries the decision out.
@@ -73,7 +64,7 @@ public final class ImageSlot: Sendable {
     @discardableResult
     public func load(_ item: ImageItem) -> Task<Void, Never> {
         let loader = sizedLoader
-        return start {
+        return current.start {
             do throws(DataFileError) {
                 return await loader.load(item, decision: try loader.decide(item))
             } catch {
@@ -88,7 +79,7 @@ public final class ImageSlot: Sendable {
     @discardableResult
     public func load(_ item: ImageItem, decision: Decision) -> Task<Void, Never> {
         let loader = sizedLoader
-        return start { await loader.load(item, decision: decision) }
+        return current.start { await loader.load(item, decision: decision) }
     }
 
     /// Sets `displayWidth`, then loads `item` as `load(_:)` does: the shape for a cell whose size
@@ -110,35 +101,8 @@ public final class ImageSlot: Sendable {
         return loader
     }
 
-    private func start(_ work: @escaping @Sendable () async -> SlotEvent) -> Task<Void, Never> {
-        let (task, previous) = state.withLock { state -> (Task<Void, Never>, Task<Void, Never>?) in
-            state.generation += 1
-            let generation = state.generation
-            let task = Task { [self] in
-                let event = await work()
-                await deliver(event, generation: generation, on: deliveryActor)
-            }
-            defer { state.task = task }
-            return (task, state.task)
-        }
-        previous?.cancel()
-        return task
-    }
-
     /// Cancels the current load; nothing more is delivered for it.
     public func cancel() {
-        let previous = state.withLock { state -> Task<Void, Never>? in
-            state.generation += 1
-            defer { state.task = nil }
-            return state.task
-        }
-        previous?.cancel()
-    }
-
-    /// Runs on the delivery actor: the check and the handler, with no lock held by the handler.
-    private func deliver(_ event: SlotEvent, generation: Int, on actor: isolated any Actor) {
-        let isCurrent = state.withLock { $0.generation == generation }
-        guard isCurrent, !Task.isCancelled else { return }
-        onEvent(event)
+        current.cancel()
     }
 }
