@@ -1,5 +1,6 @@
 import CImageCodecs
 import Testing
+import TestSupport
 @testable import Decoding
 
 /// The variants of the formats found in the wild: CMYK JPEGs (Photoshop's), JPEGs libjpeg only
@@ -109,5 +110,19 @@ import Testing
             let error = #expect(throws: DecodingError.self) { try decoder.decode(Array(webp.prefix(length))) }
             #expect(error?.kind == .corrupt, "\(length) bytes: \(String(describing: error))")
         }
+    }
+
+    // MARK: - PNG output
+
+    /// The encoder writes in one pass into libpng's upper bound: noise (incompressible, the worst
+    /// case) fits and round-trips, and so does a smooth image.
+    @Test(arguments: [3, 401])
+    func pngOutputOfNoiseRoundTripsInOnePass(width: Int) throws {
+        var generator = SeededGenerator(seed: UInt64(width))
+        let pixels = (0..<(width * 97 * 4)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let noise = DecodedImage(width: width, height: 97, bytesPerRow: width * 4, pixels: pixels)
+        #expect(try decoder.decode(try PNGEncoder().encode(noise)) == noise)
+        let smooth = Samples.gradient(width: width, height: 97)
+        #expect(try decoder.decode(try PNGEncoder().encode(smooth)) == smooth)
     }
 }
