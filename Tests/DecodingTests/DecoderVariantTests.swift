@@ -1,4 +1,5 @@
 import CImageCodecs
+import Foundation
 import Testing
 import TestSupport
 @testable import Decoding
@@ -124,5 +125,32 @@ import TestSupport
         #expect(try decoder.decode(try PNGEncoder().encode(noise)) == noise)
         let smooth = Samples.gradient(width: width, height: 97)
         #expect(try decoder.decode(try PNGEncoder().encode(smooth)) == smooth)
+    }
+
+    // MARK: - Files from another encoder (Tests/DecodingFixtures, made by ImageMagick)
+
+    static func fixture(_ name: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: PackagePaths.root + "/Tests/DecodingFixtures/" + name)))
+    }
+
+    /// ImageMagick's CMYK JPEG (Adobe YCCK): the same colours as its RGB source.
+    @Test func imageMagicksCMYKJPEGKeepsItsColours() throws {
+        let image = try decoder.decode(try Self.fixture("quadrants-cmyk-imagemagick.jpg"))
+        #expect(image.width == 32 && image.height == 32)
+        for (x, y, expected) in [(4, 4, (255, 0, 0)), (28, 4, (0, 255, 0)), (4, 28, (0, 0, 255)), (28, 28, (255, 255, 255))] {
+            let pixel = image.pixel(x: x, y: y)
+            #expect(abs(Int(pixel.r) - expected.0) <= 8 && abs(Int(pixel.g) - expected.1) <= 8 && abs(Int(pixel.b) - expected.2) <= 8,
+                    "(\(x), \(y)): \(pixel)")
+        }
+    }
+
+    /// ImageMagick's animated WebP (red, then blue; lossy frames): its first frame, red.
+    @Test func imageMagicksAnimatedWebPShowsItsFirstFrame() throws {
+        let image = try decoder.decode(try Self.fixture("red-then-blue-animated-imagemagick.webp"))
+        #expect(image.width == 20 && image.height == 10)
+        #expect((0..<10).allSatisfy { y in (0..<20).allSatisfy { x in
+            let pixel = image.pixel(x: x, y: y)
+            return pixel.r >= 240 && pixel.g <= 16 && pixel.b <= 16 && pixel.a == 255
+        } })
     }
 }
