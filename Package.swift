@@ -48,8 +48,8 @@ let package = Package(
         // linked: each is loaded with dlopen when its format is first used (docs/startup.md).
         .target(name: "CImageCodecs", dependencies: ["CPixman"]),
         // Images at display size: decoding JPEG, PNG, WebP and GIF, downsampling, EXIF orientation,
-        // a pixel cache. Apart from `Fetch`, which keeps building without the image libraries.
-        .target(name: "Decoding", dependencies: ["CImageCodecs", "Locking", .product(name: "Logging", package: "swift-log")]),
+        // a pixel cache, slots delivering pixels. Above `Fetch`, which keeps building without the image libraries.
+        .target(name: "Decoding", dependencies: ["CImageCodecs", "Fetch", "Policy", "Locking", .product(name: "Logging", package: "swift-log")]),
         // The settings store over Foundation's UserDefaults, kept apart so that `Policy` does not
         // link the whole of Foundation.
         .target(name: "PolicyUserDefaults", dependencies: ["Policy", "Locking"]),
@@ -88,7 +88,7 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "DecodingTests", dependencies: ["Decoding", "CImageCodecs", "Locking", "TestSupport"]),
+        .testTarget(name: "DecodingTests", dependencies: ["Decoding", "CImageCodecs", "Fetch", "FetchTesting", "Policy", "Locking", "TestSupport"]),
         // Runs LinuxReachability inside a network namespace (`ip netns exec`) for the tests and the benchmark.
         .executableTarget(name: "reachability-probe", dependencies: ["LinuxNetwork", "Policy"], path: "Tests/ReachabilityProbe"),
         .testTarget(name: "LinuxNetworkTests", dependencies: ["LinuxNetwork", "Policy", "TestSupport", "reachability-probe"]),

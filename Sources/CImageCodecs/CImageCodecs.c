@@ -8,6 +8,7 @@
 #include <string.h>
 #include <turbojpeg.h>
 #include <webp/decode.h>
+#include <webp/demux.h>
 #include <webp/encode.h>
 
 #include <pixman.h>
@@ -70,12 +71,16 @@ static void load_codec_library(codec_library *library) {
 
 #define JPEG_FUNCTIONS(X)                                                                              \
     X(tjInitDecompress) X(tjGetErrorStr2) X(tjDecompressHeader3) X(tjDestroy) X(tjDecompress2)          \
-    X(tjInitCompress) X(tjCompress2) X(tjFree)
+    X(tjInitCompress) X(tjCompress2) X(tjFree) X(tjGetErrorCode)
 #define PNG_FUNCTIONS(X)                                                                               \
     X(png_image_begin_read_from_memory) X(png_image_finish_read) X(png_image_free) X(png_image_write_to_memory)
 #define WEBP_FUNCTIONS(X)                                                                              \
     X(WebPDecode) X(WebPEncodeLosslessRGBA) X(WebPEncodeRGBA) X(WebPFree) X(WebPFreeDecBuffer)          \
     X(WebPGetFeaturesInternal) X(WebPInitDecoderConfigInternal)
+// libwebpdemux: the first frame of an animated WebP, loaded only when one is decoded.
+#define WEBP_DEMUX_FUNCTIONS(X)                                                                        \
+    X(WebPAnimDecoderOptionsInitInternal) X(WebPAnimDecoderNewInternal) X(WebPAnimDecoderGetInfo)      \
+    X(WebPAnimDecoderGetNext) X(WebPAnimDecoderDelete)
 #define GIF_FUNCTIONS(X)                                                                               \
     X(DGifCloseFile) X(DGifGetExtension) X(DGifGetExtensionNext) X(DGifGetImageDesc) X(DGifGetLine)     \
     X(DGifGetRecordType) X(DGifOpen) X(EGifCloseFile) X(EGifGCBToExtension) X(EGifOpen)                 \
@@ -85,6 +90,7 @@ static void load_codec_library(codec_library *library) {
 CODEC_LIBRARY(jpeg_table, "libturbojpeg.so.0", JPEG_FUNCTIONS)
 CODEC_LIBRARY(png_table, "libpng16.so.16", PNG_FUNCTIONS)
 CODEC_LIBRARY(webp_table, "libwebp.so.7", WEBP_FUNCTIONS)
+CODEC_LIBRARY(webp_demux_table, "libwebpdemux.so.2", WEBP_DEMUX_FUNCTIONS)
 CODEC_LIBRARY(gif_table, "libgif.so.7", GIF_FUNCTIONS)
 
 // From here on, each library call goes through its table, with the library's own signature.
@@ -97,6 +103,7 @@ CODEC_LIBRARY(gif_table, "libgif.so.7", GIF_FUNCTIONS)
 #define tjInitCompress CODEC_CALL(jpeg_table, tjInitCompress)
 #define tjCompress2 CODEC_CALL(jpeg_table, tjCompress2)
 #define tjFree CODEC_CALL(jpeg_table, tjFree)
+#define tjGetErrorCode CODEC_CALL(jpeg_table, tjGetErrorCode)
 #define png_image_begin_read_from_memory CODEC_CALL(png_table, png_image_begin_read_from_memory)
 #define png_image_finish_read CODEC_CALL(png_table, png_image_finish_read)
 #define png_image_free CODEC_CALL(png_table, png_image_free)
@@ -111,6 +118,11 @@ CODEC_LIBRARY(gif_table, "libgif.so.7", GIF_FUNCTIONS)
     (CODEC_CALL(webp_table, WebPGetFeaturesInternal)((data), (size), (features), WEBP_DECODER_ABI_VERSION))
 #define WebPInitDecoderConfig(config)                                                                  \
     (CODEC_CALL(webp_table, WebPInitDecoderConfigInternal)((config), WEBP_DECODER_ABI_VERSION))
+#define WebPAnimDecoderOptionsInitInternal CODEC_CALL(webp_demux_table, WebPAnimDecoderOptionsInitInternal)
+#define WebPAnimDecoderNewInternal CODEC_CALL(webp_demux_table, WebPAnimDecoderNewInternal)
+#define WebPAnimDecoderGetInfo CODEC_CALL(webp_demux_table, WebPAnimDecoderGetInfo)
+#define WebPAnimDecoderGetNext CODEC_CALL(webp_demux_table, WebPAnimDecoderGetNext)
+#define WebPAnimDecoderDelete CODEC_CALL(webp_demux_table, WebPAnimDecoderDelete)
 #define DGifCloseFile CODEC_CALL(gif_table, DGifCloseFile)
 #define DGifGetExtension CODEC_CALL(gif_table, DGifGetExtension)
 #define DGifGetExtensionNext CODEC_CALL(gif_table, DGifGetExtensionNext)
@@ -173,6 +185,57 @@ imgc_status imgc_jpeg_info(const uint8_t *data, size_t size, int *width, int *he
     return result == 0 ? IMGC_OK : IMGC_CORRUPT;
 }
 
+// What the segments before the first scan say: an Adobe APP14 segment (CMYK then stored
+// inverted, as Photoshop writes it; libjpeg writes it too) and a progressive frame (SOF2, 6, 10,
+// 14). Every length is checked against `size`; a malformed header just ends the walk.
+static void jpeg_markers(const uint8_t *data, size_t size, int *adobe, int *progressive) {
+    *adobe = 0;
+    *progressive = 0;
+    size_t i = 2;
+    while (i + 4 <= size) {
+        if (data[i] != 0xFF) return;
+        uint8_t marker = data[i + 1];
+        if (marker == 0xFF) { i++; continue; }                  // fill byte
+        if (marker == 0xDA || marker == 0xD9) return;           // first scan, or the end
+        if ((marker >= 0xD0 && marker <= 0xD7) || marker == 0x01) { i += 2; continue; }
+        size_t length = ((size_t)data[i + 2] << 8) | data[i + 3];
+        if (length < 2) return;
+        if (marker == 0xEE && length >= 7 && i + 9 <= size && memcmp(data + i + 4, "Adobe", 5) == 0) *adobe = 1;
+        if (marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE) *progressive = 1;
+        i += 2 + length;
+    }
+}
+
+// The libjpeg warnings after which the image is still shown (TurboJPEG records the first one):
+// - bytes that are not a marker between segments ("extraneous bytes before marker"): the image
+//   data is whole;
+// - a progressive file ending early ("Premature end of JPEG file", "premature end of data
+//   segment"): every scan read so far covers the whole image, only coarser.
+// Any other warning, and a sequential (baseline) file ending early (its last rows would be grey),
+// stay errors.
+static int jpeg_warning_tolerated(const char *text, int progressive) {
+    if (text == NULL) return 0;
+    if (strstr(text, "extraneous bytes before marker") != NULL) return 1;
+    return progressive && (strstr(text, "Premature end of JPEG file") != NULL ||
+                           strstr(text, "premature end of data segment") != NULL);
+}
+
+// CMYK (or YCCK, converted to CMYK by libjpeg) to RGBA in place: R = (255 − C)(255 − K)/255, …
+// with the Adobe convention (stored inverted) when the file has an Adobe segment.
+static void cmyk_to_rgba(uint8_t *pixels, int width, int height, size_t stride, int inverted) {
+    for (int y = 0; y < height; y++) {
+        uint8_t *p = pixels + (size_t)y * stride;
+        for (int x = 0; x < width; x++, p += 4) {
+            unsigned c = p[0], m = p[1], yellow = p[2], k = p[3];
+            if (!inverted) { c = 255 - c; m = 255 - m; yellow = 255 - yellow; k = 255 - k; }
+            p[0] = (uint8_t)((c * k + 127) / 255);
+            p[1] = (uint8_t)((m * k + 127) / 255);
+            p[2] = (uint8_t)((yellow * k + 127) / 255);
+            p[3] = 255;
+        }
+    }
+}
+
 imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int height,
                              uint8_t *pixels, size_t stride, size_t capacity, char *message) {
     if (!jpeg_table_ready(message)) return IMGC_UNSUPPORTED;
@@ -180,22 +243,42 @@ imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int he
     if (size > ULONG_MAX) { copy_message(message, "too many bytes"); return IMGC_BAD_ARGUMENT; }
     tjhandle handle = tjInitDecompress();
     if (handle == NULL) { copy_message(message, tjGetErrorStr2(NULL)); return IMGC_NO_MEMORY; }
-    int flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS;
-    int result = tjDecompress2(handle, data, (unsigned long)size, pixels, width, (int)stride, height, TJPF_RGBA, flags);
+    int declared_width = 0, declared_height = 0, subsampling = 0, colorspace = 0;
+    int result = tjDecompressHeader3(handle, data, (unsigned long)size, &declared_width, &declared_height, &subsampling, &colorspace);
+    int cmyk = result == 0 && (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK);
+    int adobe = 0, progressive = 0;
+    jpeg_markers(data, size, &adobe, &progressive);
+    if (result == 0) {
+        // No TJFLAG_STOPONWARNING: a warning is judged below. More than 500 scans stays an error.
+        result = tjDecompress2(handle, data, (unsigned long)size, pixels, width, (int)stride, height,
+                               cmyk ? TJPF_CMYK : TJPF_RGBA, TJFLAG_LIMITSCANS);
+        if (result != 0 && tjGetErrorCode(handle) == TJERR_WARNING && jpeg_warning_tolerated(tjGetErrorStr2(handle), progressive))
+            result = 0;
+    }
     if (result != 0) copy_message(message, tjGetErrorStr2(handle));
     tjDestroy(handle);
-    return result == 0 ? IMGC_OK : IMGC_CORRUPT;
+    if (result != 0) return IMGC_CORRUPT;
+    if (cmyk) cmyk_to_rgba(pixels, width, height, stride, adobe);
+    return IMGC_OK;
 }
 
 imgc_status imgc_jpeg_encode(const uint8_t *pixels, int width, int height, size_t stride, int quality,
                              uint8_t **output, size_t *count, char *message) {
+    return imgc_jpeg_encode_with(pixels, width, height, stride, quality, 0, output, count, message);
+}
+
+imgc_status imgc_jpeg_encode_with(const uint8_t *pixels, int width, int height, size_t stride, int quality, int options,
+                                  uint8_t **output, size_t *count, char *message) {
     if (!jpeg_table_ready(message)) return IMGC_UNSUPPORTED;
     if (width <= 0 || height <= 0 || stride > INT_MAX) return IMGC_BAD_ARGUMENT;
     tjhandle handle = tjInitCompress();
     if (handle == NULL) { copy_message(message, tjGetErrorStr2(NULL)); return IMGC_NO_MEMORY; }
     unsigned char *jpeg = NULL;
     unsigned long jpeg_size = 0;
-    int result = tjCompress2(handle, pixels, width, (int)stride, height, TJPF_RGBA, &jpeg, &jpeg_size, TJSAMP_420, quality, 0);
+    int cmyk = (options & IMGC_JPEG_CMYK) != 0;
+    int flags = (options & IMGC_JPEG_PROGRESSIVE) ? TJFLAG_PROGRESSIVE : 0;
+    int result = tjCompress2(handle, pixels, width, (int)stride, height, cmyk ? TJPF_CMYK : TJPF_RGBA, &jpeg, &jpeg_size,
+                             cmyk ? TJSAMP_444 : TJSAMP_420, quality, flags);
     imgc_status status = IMGC_CORRUPT;
     if (result == 0) status = copy_out(jpeg, jpeg_size, output, count);
     else copy_message(message, tjGetErrorStr2(handle));
@@ -265,22 +348,24 @@ imgc_status imgc_png_encode(const uint8_t *pixels, int width, int height, size_t
     image.width = (png_uint_32)width;
     image.height = (png_uint_32)height;
     image.format = PNG_FORMAT_RGBA;
-    png_alloc_size_t needed = 0;
-    if (!png_image_write_to_memory(&image, NULL, &needed, 0, pixels, (png_int_32)stride, NULL)) {
-        copy_message(message, image.message);
-        png_image_free(&image);
-        return IMGC_CORRUPT;
-    }
+    image.flags = PNG_IMAGE_FLAG_FAST;
+    // One pass into a buffer of libpng's upper bound, rather than a counting pass and a writing
+    // pass (two whole compressions: most of a command's time for a thumbnail). The bound is
+    // computed in double first: a huge image gives IMGC_NO_MEMORY, never a wrapped size.
+    double bound = ((double)width * 4 + 1) * (double)height * 1.01 + 65536.0;
+    if (bound > (double)SIZE_MAX / 2) return IMGC_NO_MEMORY;
+    png_alloc_size_t needed = PNG_IMAGE_PNG_SIZE_MAX(image);
     uint8_t *buffer = malloc(needed ? needed : 1);
     if (buffer == NULL) { png_image_free(&image); return IMGC_NO_MEMORY; }
     if (!png_image_write_to_memory(&image, buffer, &needed, 0, pixels, (png_int_32)stride, NULL)) {
-        copy_message(message, image.message);
+        copy_message(message, image.message[0] ? image.message : "the PNG did not fit its upper bound");
         png_image_free(&image);
         free(buffer);
         return IMGC_CORRUPT;
     }
     png_image_free(&image);
-    *output = buffer;
+    uint8_t *shrunk = realloc(buffer, needed ? needed : 1);
+    *output = shrunk != NULL ? shrunk : buffer;
     *count = needed;
     return IMGC_OK;
 }
@@ -311,6 +396,38 @@ imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *he
     return IMGC_OK;
 }
 
+// The first frame of an animated WebP, composed on its canvas (width × height, the declared size)
+// by libwebpdemux's animation decoder, copied into `pixels` (which `fits` checked).
+static imgc_status webp_first_frame(const uint8_t *data, size_t size, int width, int height,
+                                    uint8_t *pixels, size_t stride, char *message) {
+    if (!webp_demux_table_ready(message)) return IMGC_UNSUPPORTED;
+    WebPAnimDecoderOptions options;
+    if (!WebPAnimDecoderOptionsInitInternal(&options, WEBP_DEMUX_ABI_VERSION)) {
+        copy_message(message, "libwebpdemux version mismatch");
+        return IMGC_BAD_ARGUMENT;
+    }
+    options.color_mode = MODE_RGBA;
+    options.use_threads = 0;
+    WebPData input = {data, size};
+    WebPAnimDecoder *decoder = WebPAnimDecoderNewInternal(&input, &options, WEBP_DEMUX_ABI_VERSION);
+    if (decoder == NULL) { copy_message(message, "animated WebP: corrupt or truncated frames"); return IMGC_CORRUPT; }
+    imgc_status status = IMGC_OK;
+    WebPAnimInfo info;
+    uint8_t *frame = NULL;
+    int timestamp = 0;
+    if (!WebPAnimDecoderGetInfo(decoder, &info) || (int)info.canvas_width != width || (int)info.canvas_height != height) {
+        copy_message(message, "animated WebP: canvas size differs from the declared size");
+        status = IMGC_BAD_ARGUMENT;
+    } else if (!WebPAnimDecoderGetNext(decoder, &frame, &timestamp) || frame == NULL) {
+        copy_message(message, "animated WebP: the first frame does not decode");
+        status = IMGC_CORRUPT;
+    } else {
+        for (int y = 0; y < height; y++) memcpy(pixels + (size_t)y * stride, frame + (size_t)y * (size_t)width * 4, (size_t)width * 4);
+    }
+    WebPAnimDecoderDelete(decoder);
+    return status;
+}
+
 imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int height,
                              uint8_t *pixels, size_t stride, size_t capacity, char *message) {
     if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
@@ -319,7 +436,7 @@ imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int he
     if (!WebPInitDecoderConfig(&config)) { copy_message(message, "libwebp version mismatch"); return IMGC_BAD_ARGUMENT; }
     VP8StatusCode status = WebPGetFeatures(data, size, &config.input);
     if (status != VP8_STATUS_OK) { copy_message(message, webp_status_text(status)); return IMGC_CORRUPT; }
-    if (config.input.has_animation) { copy_message(message, "animated WebP"); return IMGC_UNSUPPORTED; }
+    if (config.input.has_animation) return webp_first_frame(data, size, width, height, pixels, stride, message);
     if (config.input.width != width || config.input.height != height) {
         config.options.use_scaling = 1;
         config.options.scaled_width = width;

@@ -16,7 +16,7 @@ typedef enum {
     IMGC_CORRUPT = 1,
     /// The library could not allocate memory.
     IMGC_NO_MEMORY = 2,
-    /// A feature the glue does not decode (an animated WebP), or the format's library could not
+    /// A feature the glue does not decode, or the format's library could not
     /// be loaded (each is loaded with dlopen on first use; the message names it and why).
     IMGC_UNSUPPORTED = 3,
     /// An argument was out of range (a buffer too small for the dimensions).
@@ -30,7 +30,9 @@ typedef enum {
 imgc_status imgc_jpeg_info(const uint8_t *data, size_t size, int *width, int *height, char *message);
 /// JPEG: decodes at the TurboJPEG scaling factor that gives exactly width × height (the caller
 /// computes it from 1/1, 1/2, 1/4 or 1/8 of the declared size) into RGBA8 (R, G, B, A bytes).
-/// A warning (a truncated file, a corrupt segment) is an error.
+/// CMYK and YCCK files are converted to RGB (inverted CMYK when the file has an Adobe segment).
+/// libjpeg's warnings are errors, except bytes that are not a marker between segments and a
+/// progressive file ending early (what was decoded is returned).
 imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int height,
                              uint8_t *pixels, size_t stride, size_t capacity, char *message);
 
@@ -46,7 +48,9 @@ imgc_status imgc_png_encode(const uint8_t *pixels, int width, int height, size_t
 
 /// WebP: the declared dimensions; *animated is 1 for an animation.
 imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *animated, char *message);
-/// WebP: decodes into RGBA8 (not premultiplied), scaled while decoding to width × height.
+/// WebP: decodes into RGBA8 (not premultiplied), scaled while decoding to width × height. An
+/// animated WebP gives its first frame composed on its canvas (libwebpdemux, loaded on first use);
+/// width × height must then be the declared (canvas) size: it is not scaled.
 imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int height,
                              uint8_t *pixels, size_t stride, size_t capacity, char *message);
 
@@ -71,6 +75,17 @@ imgc_status imgc_webp_encode(const uint8_t *pixels, int width, int height, size_
                              uint8_t **output, size_t *count, char *message);
 imgc_status imgc_gif_encode(const uint8_t *pixels, int width, int height, size_t stride,
                             uint8_t **output, size_t *count, char *message);
+
+/// Options of imgc_jpeg_encode_with.
+enum {
+    /// A progressive JPEG.
+    IMGC_JPEG_PROGRESSIVE = 1,
+    /// The pixels are C, M, Y, K bytes (Adobe convention: 255 is no ink), written as CMYK (4:4:4).
+    IMGC_JPEG_CMYK = 2,
+};
+/// JPEG with options (IMGC_JPEG_PROGRESSIVE, IMGC_JPEG_CMYK); imgc_jpeg_encode is options 0.
+imgc_status imgc_jpeg_encode_with(const uint8_t *pixels, int width, int height, size_t stride, int quality, int options,
+                                  uint8_t **output, size_t *count, char *message);
 
 /// Frees a buffer an encoder returned.
 void imgc_free(uint8_t *buffer);

@@ -5,9 +5,10 @@ import Logging
 /// (width × height × 4): the least recently used images are evicted first. It sits beside the
 /// byte cache (`Fetch`'s memory cache), which keeps the encoded bytes.
 ///
-/// Linux sends no memory warning to a process: call `purge()` when the app learns of memory
-/// pressure (a cgroup's `memory.pressure` or `memory.events`, PSI in `/proc/pressure/memory`,
-/// GTK's or SDL's low-memory event).
+/// Linux sends no memory warning to a process: call `purge()` (or `trim(toCost:)`) when the app
+/// learns of memory pressure (GTK's or SDL's low-memory event), or let a `MemoryPressureWatch`
+/// poll the available memory (the cgroup's limit, else `/proc/meminfo`) and trim the cache when
+/// it runs low.
 ///
 /// Thread safety: every method may be called from any thread or task at once.
 ///
@@ -94,6 +95,25 @@ public final class PixelCache: Sendable {
     public func removeImage(for key: Key) {
         state.withLock { state in
             if let old = state.entries.removeValue(forKey: key) { state.cost -= old.image.byteCount }
+        }
+    }
+
+    /// Evicts the least recently used images until at most `cost` pixel bytes remain (on
+    /// moderate memory pressure: `trim(toCost: cache.totalCost / 2)`).
+    public func trim(toCost cost: Int) {
+        let removed = state.withLock { state -> (Int, Int) in
+            let (count, before) = (state.entries.count, state.cost)
+            if state.cost > max(0, cost) {
+                for (key, entry) in state.entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
+                    guard state.cost > max(0, cost) else { break }
+                    state.entries[key] = nil
+                    state.cost -= entry.image.byteCount
+                }
+            }
+            return (count - state.entries.count, before - state.cost)
+        }
+        if removed.0 > 0 {
+            logger.info("pixel cache trimmed", metadata: ["images": "\(removed.0)", "bytes": "\(removed.1)"])
         }
     }
 

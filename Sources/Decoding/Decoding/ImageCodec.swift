@@ -16,8 +16,9 @@ enum ImageCodec: String, Sendable, CaseIterable {
         return nil
     }
 
-    /// The declared width and height.
-    func info(_ bytes: UnsafeBufferPointer<UInt8>) throws(DecodingError) -> (width: Int, height: Int) {
+    /// The declared width and height (of an animation: its canvas), and whether it is an animation
+    /// (a WebP's; its first frame is decoded, at the canvas size).
+    func info(_ bytes: UnsafeBufferPointer<UInt8>) throws(DecodingError) -> (width: Int, height: Int, isAnimated: Bool) {
         var width: CInt = 0, height: CInt = 0, animated: CInt = 0
         var message = [CChar](repeating: 0, count: Int(IMGC_MESSAGE_CAPACITY))
         let status = message.withUnsafeMutableBufferPointer { text in
@@ -32,15 +33,11 @@ enum ImageCodec: String, Sendable, CaseIterable {
         guard width > 0, height > 0 else {
             throw DecodingError(kind: .corrupt, format: rawValue, detail: "declared size \(width)x\(height)")
         }
-        if animated != 0 {
-            throw DecodingError(kind: .unsupportedFeature, format: rawValue, width: Int(width), height: Int(height),
-                                detail: "animated WebP")
-        }
-        return (Int(width), Int(height))
+        return (Int(width), Int(height), animated != 0)
     }
 
     /// Decodes into a new buffer of `width` × `height` RGBA8 pixels (the declared size, or for
-    /// JPEG a TurboJPEG scaled size, for WebP any size).
+    /// JPEG a TurboJPEG scaled size, for a still WebP any size).
     func decode(_ bytes: UnsafeBufferPointer<UInt8>, width: Int, height: Int) throws(DecodingError) -> [UInt8] {
         let stride = width * 4
         var message = [CChar](repeating: 0, count: Int(IMGC_MESSAGE_CAPACITY))

@@ -52,8 +52,7 @@ public struct ImageDecoder: Sendable {
     public func size(of bytes: [UInt8]) throws(DecodingError) -> (width: Int, height: Int) {
         do {
             return try bytes.withUnsafeBufferPointer { buffer in
-                let (codec, width, height, orientation) = try header(buffer)
-                _ = codec
+                let (_, width, height, orientation, _) = try header(buffer)
                 return orientation.swapsDimensions ? (height, width) : (width, height)
             }
         } catch let error as DecodingError {
@@ -64,23 +63,23 @@ public struct ImageDecoder: Sendable {
     }
 
     private func header(_ bytes: UnsafeBufferPointer<UInt8>) throws(DecodingError)
-        -> (ImageCodec, Int, Int, ExifOrientation)
+        -> (ImageCodec, Int, Int, ExifOrientation, isAnimated: Bool)
     {
         guard let codec = ImageCodec.sniff(bytes) else {
             throw DecodingError(kind: .unsupportedFormat, detail: "\(bytes.count) bytes")
         }
-        let (width, height) = try codec.info(bytes)
+        let (width, height, isAnimated) = try codec.info(bytes)
         let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
         if overflow || pixels > configuration.pixelLimit {
             throw DecodingError(kind: .tooLarge, format: codec.rawValue, width: width, height: height,
                                 detail: "more than the limit of \(configuration.pixelLimit) pixels")
         }
         let orientation = codec == .jpeg ? ExifOrientation.of(jpeg: bytes) : .up
-        return (codec, width, height, orientation)
+        return (codec, width, height, orientation, isAnimated)
     }
 
     func decode(_ bytes: UnsafeBufferPointer<UInt8>, to target: TargetSize?) throws(DecodingError) -> DecodedImage {
-        let (codec, width, height, orientation) = try header(bytes)
+        let (codec, width, height, orientation, isAnimated) = try header(bytes)
         // The size to produce, in the stored (not yet turned) orientation.
         var (outWidth, outHeight) = (width, height)
         if let target {
@@ -96,8 +95,10 @@ public struct ImageDecoder: Sendable {
                 let w = (width + denominator - 1) / denominator, h = (height + denominator - 1) / denominator
                 if w >= outWidth && h >= outHeight { (decodedWidth, decodedHeight) = (w, h); break }
             }
-        case .webp:
+        case .webp where !isAnimated:   // an animation's first frame comes at its canvas size
             (decodedWidth, decodedHeight) = (outWidth, outHeight)
+        case .webp:
+            break
         case .png, .gif:
             break
         }

@@ -12,6 +12,17 @@ package enum SampleEncoder {
         }
     }
 
+    /// A JPEG with `imgc_jpeg_encode_with` options: `IMGC_JPEG_PROGRESSIVE`, `IMGC_JPEG_CMYK` (the
+    /// image's four bytes per pixel are then C, M, Y, K, Adobe convention: 255 is no ink).
+    package static func jpeg(_ image: DecodedImage, quality: Int, options: CInt) throws(DecodingError) -> [UInt8] {
+        try run("JPEG") { output, count, message in
+            image.pixels.withUnsafeBufferPointer {
+                imgc_jpeg_encode_with($0.baseAddress, CInt(image.width), CInt(image.height), image.bytesPerRow, CInt(quality),
+                                      options, output, count, message)
+            }
+        }
+    }
+
     /// A WebP: lossless when `quality` is nil.
     package static func webp(_ image: DecodedImage, quality: Int? = nil) throws(DecodingError) -> [UInt8] {
         try run("WebP") { output, count, message in

@@ -144,6 +144,25 @@ public final class ImageList: Sendable {
         change(\.flingTarget, to: rows)
     }
 
+    /// Every row's width on screen in pixels (points × scale; nil, the default: unknown). The rows
+    /// are decided again with it: a policy testing `thumbnailCoversDisplay` (the bundled
+    /// `thumbnail-when-enough`) loads a row's thumbnail when it is at least this wide (see
+    /// `ImageItem.thumbnailCovers(displayWidth:)`). A wider display upgrades the rows to the
+    /// original as a better network would (`.upgraded` once it has arrived); a narrower one
+    /// replaces nothing shown. The same width again does nothing.
+    ///
+    /// ```swift
+    /// list.setDisplayWidth(Int(table.bounds.width * screen.scale))   // also on rotation
+    /// ```
+    public func setDisplayWidth(_ width: Int?) {
+        change(\.displayWidth, to: width)
+    }
+
+    /// The width given to `setDisplayWidth(_:)`.
+    public var displayWidth: Int? {
+        state.withLock { $0.rows.displayWidth }
+    }
+
     /// Sets one input of the rows and refreshes, unless it holds that value already.
     private func change<Value: Equatable>(_ input: WritableKeyPath<Rows, Value>, to value: Value) {
         let changed = state.withLock { state -> Bool in
@@ -237,7 +256,7 @@ public final class ImageList: Sendable {
     private func refresh() {
         let rows = state.withLock { $0.rows }
         guard !rows.isStopped else { return }
-        let network = rows.network
+        let network = rows.network, displayWidth = rows.displayWidth
         let settings: Result<ResolvedSettings, DataFileError>
         do throws(DataFileError) {
             settings = .success(try loader.policy.resolveSettings(from: loader.settings))
@@ -253,7 +272,10 @@ public final class ImageList: Sendable {
         let estimate = pipeline.linkEstimate(for: network)
         let facts = rows.window(plan: context.plan).map { row, priority in
             let item = rows.items[row]
-            let decision = settings.map { loader.policy.decide(item, network: network, settings: $0, cache: pipeline, estimate: estimate) }
+            let decision = settings.map {
+                loader.policy.decide(item, network: network, settings: $0, cached: pipeline.cachedVariants(of: item),
+                                     displayWidth: displayWidth, estimate: estimate)
+            }
             let url = try? decision.get().url
             return Rows.Facts(row: row, item: item, priority: priority, decision: decision,
                               variantCached: url.map(pipeline.containsImage(at:)) ?? false,
@@ -270,13 +292,15 @@ public final class ImageList: Sendable {
     }
 
     private func launch(_ start: Rows.Start) {
-        let task = Task { [self] in await run(start) }
+        var loader = self.loader
+        loader.displayWidth = state.withLock { $0.rows.displayWidth }   // a decision made again keeps it
+        let task = Task { [self, loader] in await run(start, loader: loader) }
         state.withLock { $0.rows.started(row: start.row, generation: start.generation, handle: task) }?.cancel()
     }
 
     // MARK: - Loads
 
-    private func run(_ start: Rows.Start) async {
+    private func run(_ start: Rows.Start, loader: ImageLoader) async {
         let (row, item) = (start.row, start.item)
         switch start.work {
         case .placeholder(let decision):

@@ -30,6 +30,8 @@ struct ListRows<Handle> {
     }
     /// Where the current (or coming) fling stops, as the app reported it; applies until `.idle`.
     var flingTarget: Range<Int>?
+    /// Every row's width on screen in pixels (nil: unknown), for the policy's `thumbnailCoversDisplay`.
+    var displayWidth: Int?
     var network: NetworkState
     var isStopped = false
     /// Bumped by every change of the inputs: a refresh computed for an older epoch is dropped

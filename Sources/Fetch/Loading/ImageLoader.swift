@@ -33,6 +33,10 @@ public struct ImageLoader: Sendable {
     /// The priority this loader's loads go to the pipeline at (nil: a new `.visible` one each);
     /// set on a copy by `load(_:decision:priority:)`.
     var requestPriority: RequestPriority?
+    /// The width in pixels (points × scale) of where the image is shown, which `decide(_:)` and
+    /// the decisions made again while loading use (nil, the default: unknown). Slots and lists
+    /// set it on their copy of the loader (`ImageSlot.displayWidth`, `ImageList.setDisplayWidth(_:)`).
+    public var displayWidth: Int?
     /// Where decisions made again (a cached variant that proved unreadable) are reported.
     public var logger: Logger
     /// Counts every load's cost (nil: nothing is counted). See `DataUsageRecorder`.
@@ -55,8 +59,23 @@ public struct ImageLoader: Sendable {
     /// The decision for `item` now.
     /// - Throws: the settings store's error (a value of the wrong type, an unreadable file).
     public func decide(_ item: ImageItem) throws(DataFileError) -> Decision {
+        try decide(item, displayWidth: displayWidth)
+    }
+
+    /// The decision for `item` shown `displayWidth` pixels wide (points × scale; nil: unknown).
+    /// With the item's `thumbnailWidth` it tells the policy whether the thumbnail covers the
+    /// display (`ImageItem.thumbnailCovers(displayWidth:)`), for policies that test
+    /// `thumbnailCoversDisplay` (the bundled `thumbnail-when-enough`).
+    ///
+    /// ```swift
+    /// let decision = try loader.decide(item, displayWidth: 300 * 2)   // a 300-point cell at scale 2
+    /// ```
+    /// - Throws: the settings store's error (a value of the wrong type, an unreadable file).
+    public func decide(_ item: ImageItem, displayWidth: Int?) throws(DataFileError) -> Decision {
         let network = reachability.currentState
-        return try policy.decide(item, network: network, settings: settings, cache: pipeline, estimate: pipeline.linkEstimate(for: network))
+        return try policy.decide(item, network: network, settings: policy.resolveSettings(from: settings),
+                                 cached: pipeline.cachedVariants(of: item), displayWidth: displayWidth,
+                                 estimate: pipeline.linkEstimate(for: network))
     }
 
     /// Carries out `decision` with the pipeline (see `ImagePipeline.load(_:decision:)`); a "show

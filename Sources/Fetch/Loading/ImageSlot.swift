@@ -22,6 +22,7 @@ import Locking
 ///     cell.show(event)
 /// }
 /// slot.load(item)        // on reuse: slot.load(newItem) or slot.cancel()
+/// slot.displayWidth = 600 // the cell is 300 points wide at scale 2: policies may load a thumbnail that covers it
 /// ```
 ///
 /// ## See Also
@@ -29,17 +30,10 @@ import Locking
 /// - <doc:GettingStarted>
 /// - <doc:EmbeddingInAList>
 public final class ImageSlot: Sendable {
-    private struct State {
-        var generation = 0
-        var task: Task<Void, Never>?
-    }
-
     private let loader: ImageLoader
-    private let deliveryActor: any Actor
-    /// Runs isolated to `deliveryActor`.
-    private let onEvent: @Sendable (SlotEvent) -> Void
-    // Guards the current generation and its task; never held while the handler runs.
-    private let state = Locked(State())
+    private let current: CurrentLoad<SlotEvent>
+    // Guards the display width.
+    private let width = Locked<Int?>(nil)
 
     /// Creates a slot that reports to `onEvent` on the main actor.
     public convenience init(loader: ImageLoader, onEvent: @escaping @MainActor @Sendable (SlotEvent) -> Void) {
@@ -52,8 +46,16 @@ public final class ImageSlot: Sendable {
     /// `actor.assumeIsolated` to reach the actor's state).
     public init(loader: ImageLoader, deliveringOn actor: any Actor, onEvent: @escaping @Sendable (SlotEvent) -> Void) {
         self.loader = loader
-        deliveryActor = actor
-        self.onEvent = onEvent
+        current = CurrentLoad(deliveringOn: actor, onEvent: onEvent)
+    }
+
+    /// The slot's width on screen in pixels (points × scale; nil, the default: unknown). Every
+    /// later `load(_:)` decides with it, so that a policy testing `thumbnailCoversDisplay` (the
+    /// bundled `thumbnail-when-enough`) loads the thumbnail when it is at least this wide (see
+    /// `ImageItem.thumbnailCovers(displayWidth:)`). Setting it does not load again.
+    public var displayWidth: Int? {
+        get { width.withLock { $0 } }
+        set { width.withLock { $0 = newValue } }
     }
 
     /// Cancels the previous load, decides for `item`, and carries the decision out.
@@ -61,8 +63,8 @@ public final class ImageSlot: Sendable {
     ///   in tests and scripts; cancelling it is like `cancel()`).
     @discardableResult
     public func load(_ item: ImageItem) -> Task<Void, Never> {
-        let loader = self.loader
-        return start {
+        let loader = sizedLoader
+        return current.start {
             do throws(DataFileError) {
                 return await loader.load(item, decision: try loader.decide(item))
             } catch {
@@ -76,39 +78,31 @@ public final class ImageSlot: Sendable {
     /// cached copy proves unreadable is still made again.
     @discardableResult
     public func load(_ item: ImageItem, decision: Decision) -> Task<Void, Never> {
-        let loader = self.loader
-        return start { await loader.load(item, decision: decision) }
+        let loader = sizedLoader
+        return current.start { await loader.load(item, decision: decision) }
     }
 
-    private func start(_ work: @escaping @Sendable () async -> SlotEvent) -> Task<Void, Never> {
-        let (task, previous) = state.withLock { state -> (Task<Void, Never>, Task<Void, Never>?) in
-            state.generation += 1
-            let generation = state.generation
-            let task = Task { [self] in
-                let event = await work()
-                await deliver(event, generation: generation, on: deliveryActor)
-            }
-            defer { state.task = task }
-            return (task, state.task)
-        }
-        previous?.cancel()
-        return task
+    /// Sets `displayWidth`, then loads `item` as `load(_:)` does: the shape for a cell whose size
+    /// changes with the item.
+    ///
+    /// ```swift
+    /// slot.load(item, displayWidth: Int(cell.bounds.width * screen.scale))
+    /// ```
+    @discardableResult
+    public func load(_ item: ImageItem, displayWidth: Int?) -> Task<Void, Never> {
+        self.displayWidth = displayWidth
+        return load(item)
+    }
+
+    /// The loader, deciding (and deciding again) for the slot's display width.
+    private var sizedLoader: ImageLoader {
+        var loader = self.loader
+        loader.displayWidth = displayWidth
+        return loader
     }
 
     /// Cancels the current load; nothing more is delivered for it.
     public func cancel() {
-        let previous = state.withLock { state -> Task<Void, Never>? in
-            state.generation += 1
-            defer { state.task = nil }
-            return state.task
-        }
-        previous?.cancel()
-    }
-
-    /// Runs on the delivery actor: the check and the handler, with no lock held by the handler.
-    private func deliver(_ event: SlotEvent, generation: Int, on actor: isolated any Actor) {
-        let isCurrent = state.withLock { $0.generation == generation }
-        guard isCurrent, !Task.isCancelled else { return }
-        onEvent(event)
+        current.cancel()
     }
 }
