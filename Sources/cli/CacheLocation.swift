@@ -7,6 +7,13 @@ import Foundation
 #endif
 import Logging
 import Policy
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `--cache-dir DIR`, shared by the commands that use the disk cache.
 struct CacheLocation: ParsableArguments {
@@ -41,5 +48,29 @@ struct CacheLocation: ParsableArguments {
     func openIfPresent(logger: Logger = .disabled) throws -> DiskCache? {
         guard let folder, FileKind(path: folder, followingLinks: true) == .directory else { return nil }
         return try open(logger: logger)
+    }
+
+    /// For a decision, which only reads the cache: opens it only if its folder exists and holds
+    /// something. A missing or empty folder holds no image, so the decision is the same without
+    /// opening it, and nothing is written: a missing folder is not created, an empty one is not
+    /// made a cache (its marker, journal and `tmp` are written by the first `--fetch` or `cache`
+    /// command). A folder that cannot be listed is opened, which reports why (exit 74).
+    func openUnlessEmpty(logger: Logger = .disabled) throws -> DiskCache? {
+        guard let folder, FileKind(path: folder, followingLinks: true) == .directory else { return nil }
+        if Self.isEmptyFolder(folder) { return nil }
+        return try open(logger: logger)
+    }
+
+    /// Whether `path` lists nothing but `.` and `..`; false if it cannot be listed.
+    private static func isEmptyFolder(_ path: String) -> Bool {
+        guard let listing = opendir(path) else { return false }
+        defer { closedir(listing) }
+        while let entry = readdir(listing) {
+            let isDotOrDotDot = withUnsafeBytes(of: entry.pointee.d_name) { name in
+                name[0] == UInt8(ascii: ".") && (name[1] == 0 || (name[1] == UInt8(ascii: ".") && name[2] == 0))
+            }
+            if !isDotOrDotDot { return false }
+        }
+        return true
     }
 }

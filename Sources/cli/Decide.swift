@@ -148,15 +148,16 @@ struct Decide: AsyncParsableCommand {
     }
 
     /// A run without `--fetch`: synchronous, so that the command's fast path (`QuickDecide`)
-    /// starts no thread of the concurrency runtime. Decisions consult the disk cache's index,
-    /// unless `--cached` says what to assume.
+    /// starts no thread of the concurrency runtime. Decisions consult the disk cache's index
+    /// (a missing or empty cache folder is not opened: `CacheLocation.openUnlessEmpty`), unless
+    /// `--cached` says what to assume.
     func decideWithoutFetching() throws {
         let setup = try setUp()
         let knownCache: any CacheInspecting
         if !cached.isEmpty {
             knownCache = StaticCacheContents(assuming: cached.reduce(into: CachedVariants()) { $0.insert(CachedVariants($1)) })
         } else {
-            knownCache = try cache.openIfPresent(logger: setup.logger) ?? StaticCacheContents.empty
+            knownCache = try cache.openUnlessEmpty(logger: setup.logger) ?? StaticCacheContents.empty
         }
         FileHandle.standardOutput.write(Data(decideAll(setup, cache: knownCache).output.utf8))
     }

@@ -83,6 +83,18 @@ struct StartupTests {
         #expect(decision.stdout.hasPrefix("x: load original"))
     }
 
+    /// A decision only reads the cache: an empty cache folder holds no image, so it is neither
+    /// opened nor written (no marker, journal or `tmp`), and the decision is the same; a `--fetch`
+    /// then makes it a cache, which the next decision consults.
+    @Test func aDecisionWritesNothingIntoAnEmptyCacheFolder() async throws {
+        let item = try cli.home.write(#"{"id": "x", "original": "https://images.example.com/x.jpg"}"#, to: "item.json")
+        try FileManager.default.createDirectory(atPath: cli.home.file("cache"), withIntermediateDirectories: true)
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--cache-dir", cli.home.file("cache")])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("x: load original https://images.example.com/x.jpg"))
+        #expect(try cli.home.list("cache") == [])
+    }
+
     /// Every property of a `Decide`, its option groups' included (an unset one shows as
     /// `*definition*`): the fast path must set each as swift-argument-parser would.
     static func summary(_ decide: Decide) -> String {
