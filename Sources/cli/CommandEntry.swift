@@ -10,9 +10,9 @@ import Dispatch
 @main
 enum CommandEntry {
     static func main() {
-        if let decide = QuickDecide.command(from: Array(CommandLine.arguments.dropFirst())), !decide.fetch {
+        if let options = QuickDecide.options(from: Array(CommandLine.arguments.dropFirst())), !options.fetch {
             do {
-                try decide.decideWithoutFetching()
+                try options.decideWithoutFetching()
             } catch {
                 Imgpolicy.fail(with: error)
             }

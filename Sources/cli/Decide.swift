@@ -73,6 +73,47 @@ struct Decide: AsyncParsableCommand {
 
     @OptionGroup var logging: LoggingOptions
 
+    /// The options as plain values, which the run reads.
+    var options: DecisionOptions {
+        DecisionOptions(item: item, network: network, expensive: expensive, constrained: constrained, roaming: roaming,
+                        captive: captive, throughput: throughput, policy: policy, settingsPath: settings.path,
+                        overrides: overrides, cached: cached, json: json, explain: explain, fetch: fetch,
+                        cachePath: cache.path, output: output, size: sizing.size, verbose: logging.verbose)
+    }
+
+    func validate() throws {
+        try options.validate()
+    }
+
+    func run() async throws {
+        try await options.run()
+    }
+}
+
+/// The options of `imgpolicy [decide]` as plain values, and the run that reads them: what
+/// `Decide` parsed with swift-argument-parser, or what `QuickDecide` read itself (a plain
+/// decision, without making swift-argument-parser's property wrappers).
+struct DecisionOptions {
+    var item: String
+    var network: NetworkChoice = .auto
+    var expensive = false
+    var constrained = false
+    var roaming = false
+    var captive = false
+    var throughput: String?
+    var policy = "default"
+    var settingsPath: String?
+    var overrides: [String] = []
+    var cached: [Variant] = []
+    var json = false
+    var explain = false
+    var fetch = false
+    var cachePath: String?
+    var output: String?
+    var size: SizeOption.Box?
+    var verbose = 0
+
+    /// What `Decide.validate()` refuses (swift-argument-parser reports it).
     func validate() throws {
         if output != nil && !fetch { throw ValidationError("--output needs --fetch") }
         // Checked before anything is fetched, cached or recorded.
@@ -104,14 +145,14 @@ struct Decide: AsyncParsableCommand {
         let estimate = try estimate()
         let environment = ProcessInfo.processInfo.environment
         // Passed as `logger:` to the library types this command creates.
-        let logger = try logging.logger(environment: environment)
+        let logger = try LoggingOptions.logger(verbose: verbose, environment: environment)
         let policy = try PolicyLocator.load(policy)
         logger.debug("policy loaded", metadata: ["policy": "\(policy.name)", "rules": "\(policy.rules.count)"])
         let overrides = try parseOverrides(for: policy)
         let provider = try networkProvider(environment: environment)
         let items = try reporting { try ImageItem.load(contentsOf: item) }
         logger.debug("items read", metadata: ["file": "\(item)", "count": "\(items.count)"])
-        let store = settings.store()
+        let store = SettingsLocation.store(path: settingsPath)
         var resolved = try reporting { try policy.resolveSettings(from: store) }
         for (position, value) in overrides {
             if value { resolved.bits |= 1 << position } else { resolved.bits &= ~(1 << position) }
@@ -119,7 +160,7 @@ struct Decide: AsyncParsableCommand {
         if fetch && !cached.isEmpty {
             throw CommandFailure.usage("--cached cannot be combined with --fetch: --cached imagines what is cached, --fetch uses the real cache")
         }
-        if (output != nil || sizing.size != nil) && items.count != 1 {
+        if (output != nil || size != nil) && items.count != 1 {
             throw CommandFailure.usage("--\(output != nil ? "output" : "size") writes one image, but \(item) holds \(items.count) items")
         }
         return Setup(logger: logger, policy: policy, settings: resolved, reachability: provider, items: items, estimate: estimate)
@@ -135,7 +176,7 @@ struct Decide: AsyncParsableCommand {
         var decisions: [Decision] = []
         var output = ""
         for item in setup.items {
-            let (decision, input) = decider.decide(item, displayWidth: sizing.size?.width)
+            let (decision, input) = decider.decide(item, displayWidth: size?.width)
             decisions.append(decision)
             setup.logger.trace("decided", metadata: ["item": "\(item.id ?? item.original.absoluteString)", "decision": "\(decision)"])
             if explain {
@@ -157,7 +198,7 @@ struct Decide: AsyncParsableCommand {
         if !cached.isEmpty {
             knownCache = StaticCacheContents(assuming: cached.reduce(into: CachedVariants()) { $0.insert(CachedVariants($1)) })
         } else {
-            knownCache = try cache.openUnlessEmpty(logger: setup.logger) ?? StaticCacheContents.empty
+            knownCache = try CacheLocation.openUnlessEmpty(path: cachePath, logger: setup.logger) ?? StaticCacheContents.empty
         }
         FileHandle.standardOutput.write(Data(decideAll(setup, cache: knownCache).output.utf8))
     }
@@ -168,7 +209,7 @@ struct Decide: AsyncParsableCommand {
         let logger = setup.logger
         // The fetch carries decisions out through the pipeline; decisions consult the real caches
         // (the pipeline's, else the disk cache's index).
-        let disk = try cache.open(logger: logger)
+        let disk = try CacheLocation.open(path: cachePath, logger: logger)
         let transport = CurlTransport(logger: logger)
         let pipeline = ImagePipeline(downloader: transport, disk: disk, diskWrites: .waitWhenFull, logger: logger)
         let (decider, decisions, explained) = decideAll(setup, cache: pipeline)
@@ -176,7 +217,7 @@ struct Decide: AsyncParsableCommand {
         let results = await FetchRun(pipeline: pipeline, json: json, policy: setup.policy, network: decider.network, settings: setup.settings, logger: logger).run(items: setup.items, decisions: decisions)
         await pipeline.flush()
         await transport.shutdown()
-        let decoded = try sizing.decode(results.images.first ?? nil)
+        let decoded = try SizeOption.decode(results.images.first ?? nil, to: size)
         output += SizeOption.annotate(results.lines, with: decoded, json: json).joined() + results.usage
         FileHandle.standardOutput.write(Data(output.utf8))
         if let path = self.output {

@@ -1,4 +1,3 @@
-import ArgumentParser
 import Policy
 
 /// The fast path of the plain decision (docs/startup.md): reads the command line of the common
@@ -11,20 +10,20 @@ import Policy
 /// (`--help`, `--version`, a subcommand, `--name=value`, `-v`, a repeated option, an unknown or
 /// misspelt argument, a missing value, a bad choice) gives nil, and the command is parsed by
 /// swift-argument-parser as before, so that every message and exit status stays its own. Both
-/// paths run the same `Decide.run()`.
+/// paths run the same `DecisionOptions` (`Decide.options`): this one without making a `Decide`,
+/// whose property wrappers cost swift-argument-parser's generic metadata at run time.
 ///
 /// ```swift
-/// if let decide = QuickDecide.command(from: Array(CommandLine.arguments.dropFirst())) {
-///     try await decide.run()
+/// if let options = QuickDecide.options(from: Array(CommandLine.arguments.dropFirst())), !options.fetch {
+///     try options.decideWithoutFetching()
 /// }
 /// ```
 enum QuickDecide {
-    /// The `decide` command `arguments` (without the program's name) ask for, or nil when
-    /// swift-argument-parser must read them.
-    static func command(from arguments: [String]) -> Decide? {
+    /// The options of the `decide` command `arguments` (without the program's name) ask for, or
+    /// nil when swift-argument-parser must read them.
+    static func options(from arguments: [String]) -> DecisionOptions? {
         var remaining = arguments[...]
         if remaining.first == "decide" { remaining = remaining.dropFirst() }
-        var decide = Decide()
         // Plain variables and a switch, not sets or dictionaries of names: each generic type
         // made at run time costs a search of the binary's protocol conformances.
         var item: String?, network: String?, throughput: String?, policy: String?, settingsPath: String?
@@ -73,49 +72,34 @@ enum QuickDecide {
             guard understood else { return nil }
         }
         guard let item else { return nil }
-        decide.item = item
+        var options = DecisionOptions(item: item)
         if let network {
             guard let choice = NetworkChoice(rawValue: network) else { return nil }
-            decide.network = choice
-        } else {
-            decide.network = .auto
+            options.network = choice
         }
-        decide.expensive = expensive
-        decide.constrained = constrained
-        decide.roaming = roaming
-        decide.captive = captive
-        decide.json = json
-        decide.explain = explain
-        decide.fetch = fetch
-        decide.throughput = throughput
-        decide.policy = policy ?? "default"
-        var settings = SettingsLocation()
-        settings.path = settingsPath
-        decide.settings = settings
-        decide.overrides = overrides
-        var variants: [Variant] = []
+        options.expensive = expensive
+        options.constrained = constrained
+        options.roaming = roaming
+        options.captive = captive
+        options.json = json
+        options.explain = explain
+        options.fetch = fetch
+        options.throughput = throughput
+        options.policy = policy ?? "default"
+        options.settingsPath = settingsPath
+        options.overrides = overrides
         for text in cached {
             guard let variant = Variant(rawValue: text) else { return nil }
-            variants.append(variant)
+            options.cached.append(variant)
         }
-        decide.cached = variants
-        var cache = CacheLocation()
-        cache.path = cacheFolder
-        decide.cache = cache
-        decide.output = output
-        var sizing = SizeOption()
+        options.cachePath = cacheFolder
+        options.output = output
         if let size {
             guard let box = SizeOption.Box(argument: size) else { return nil }
-            sizing.size = box
-        } else {
-            sizing.size = nil
+            options.size = box
         }
-        decide.sizing = sizing
-        var logging = LoggingOptions()
-        logging.verbose = 0
-        decide.logging = logging
         // A validation failure is reported by swift-argument-parser, with its own words.
-        guard (try? decide.validate()) != nil else { return nil }
-        return decide
+        guard (try? options.validate()) != nil else { return nil }
+        return options
     }
 }
