@@ -9,7 +9,8 @@
 #   --variants  also times, in the same hyperfine run, hello-world variants that show what costs
 #               what: importing Foundation, importing FoundationEssentials, linked with libcurl,
 #               with libsystemd, with the image libraries, and the plain one and imgpolicy built
-#               with the Swift runtime linked the other way (static/dynamic); prints a table of
+#               with the Swift runtime linked the other way (static/dynamic), one with an
+#               asynchronous main (the concurrency runtime started); prints a table of
 #               medians with each binary's size and number of shared libraries (ldd); and
 #               `imgpolicy --version` (parsing the command line, no decision).
 #   --baseline REV  also times the decision of imgpolicy as of git revision REV (e.g. a commit
@@ -74,6 +75,7 @@ let package = Package(name: "hello", targets: [
     .executableTarget(name: "hello"),
     .executableTarget(name: "hello-foundation"),
     .executableTarget(name: "hello-essentials"),
+    .executableTarget(name: "hello-async"),
     .executableTarget(name: "hello-curl", linkerSettings: [.linkedLibrary("curl")]),
     .executableTarget(name: "hello-systemd", linkerSettings: [.linkedLibrary("systemd")]),
     .executableTarget(name: "hello-images", linkerSettings: [
@@ -88,6 +90,8 @@ write_main hello 'print("hello, world")'
 write_main hello-foundation 'import Foundation' 'if ProcessInfo.processInfo.processIdentifier > 0 { print("hello, world") }'
 write_main hello-essentials 'import FoundationEssentials' 'if ProcessInfo.processInfo.processIdentifier > 0 { print("hello, world") }'
 write_main hello-curl 'print("hello, world")'
+# An asynchronous main, as an AsyncParsableCommand has: the concurrency runtime's start alone.
+write_main hello-async 'func greet() async { print("hello, world") }' 'await greet()'
 write_main hello-systemd 'print("hello, world")'
 write_main hello-images 'print("hello, world")'
 
@@ -111,7 +115,7 @@ if [ "$variants" = 1 ]; then
     commands+=(--command-name "decision ($that runtime)" "$(printf '%q ' "$other_imgpolicy" "${decision[@]}")")
     # Parsing the command line and printing, without a decision: ArgumentParser and the runtime.
     commands+=(--command-name "imgpolicy --version" "$(printf '%q ' "$imgpolicy" --version)")
-    for name in hello-foundation hello-essentials hello-curl hello-systemd hello-images; do
+    for name in hello-foundation hello-essentials hello-async hello-curl hello-systemd hello-images; do
         commands+=(--command-name "$name" "$(printf '%q' "$hello_bin/$name")")
     done
     commands+=(--command-name "hello ($that runtime)" "$(printf '%q' "$other_hello_bin/hello")")

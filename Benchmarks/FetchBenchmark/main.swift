@@ -34,6 +34,46 @@ func peakMiB(children: Bool = false) -> Double {
     return Double(usage.ru_maxrss) / 1024
 }
 
+/// The connections nginx (at `base`, `http://127.0.0.1:PORT`) has accepted so far, from its
+/// `stub_status` page, read over a connection of its own (counted too), so that each client's
+/// connection count is checked, not assumed; nil if the page cannot be read.
+func nginxAccepts(base: String) -> Int? {
+    guard let portText = base.split(separator: ":").last, let port = UInt16(portText) else { return nil }
+    let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socket >= 0 else { return nil }
+    defer { close(socket) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else { return nil }
+    let request = Array("GET /nginx-status HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+    guard write(socket, request, request.count) == request.count else { return nil }
+    var response: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = read(socket, &buffer, buffer.count)
+        if count <= 0 { break }
+        response += buffer[..<count]
+    }
+    // "server accepts handled requests\n 12 12 40 \n"
+    let lines = String(decoding: response, as: UTF8.self).split(separator: "\n")
+    guard let header = lines.firstIndex(where: { $0.hasPrefix("server accepts") }), header + 1 < lines.count else { return nil }
+    return lines[header + 1].split(separator: " ").first.flatMap { Int($0) }
+}
+
+/// Runs `pass` and returns its result with the connections nginx accepted meanwhile (the status
+/// request's own not counted), or -1 when they could not be read.
+func countingConnections<Result>(base: String, _ pass: () async throws -> Result) async rethrows -> (Result, connections: Int) {
+    let before = nginxAccepts(base: base)
+    let result = try await pass()
+    guard let before, let after = nginxAccepts(base: base) else { return (result, -1) }
+    return (result, after - before - 1)
+}
+
 /// Writes `count` distinct 10 KiB "PNG" files named 0.png, 1.png, …
 func generate(folder: String, count: Int) throws {
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -169,17 +209,24 @@ func run(base: String, count: Int, work: String) async throws {
     let libraryPeak = peakMiB()
 
     // 2. The transport alone, curl, URLSession and AsyncHTTPClient, the same URLs: three rounds,
-    // interleaved, best of each (the machine is shared: the best round is the least disturbed).
+    // interleaved, best of each (the machine is shared: the best round is the least disturbed),
+    // after a warm-up pass of AsyncHTTPClient.
     // AsyncHTTPClient's client lives across the rounds, as the transport does.
     let client = makeAsyncHTTPClient(connections: connections)
     var raw = Duration.seconds(1000), curl = Duration.seconds(1000), session = Duration.seconds(1000)
     var asyncHTTP = Duration.seconds(1000)
     var rawRounds: [Duration] = [], asyncHTTPRounds: [Duration] = []
+    // AsyncHTTPClient's warm-up pass, not counted: it opens its 8 connections, as the pipeline's
+    // pass above opened the transport's.
+    let (_, warmUpConnections) = await countingConnections(base: base) { await asyncHTTPClientAll(urls, with: client) }
+    var opened: [(Int, Int)] = []
     for _ in 0..<3 {
-        let round = await downloadAll(urls, with: transport)
+        let (round, ourConnections) = await countingConnections(base: base) { await downloadAll(urls, with: transport) }
         raw = min(raw, round)
         rawRounds.append(round)
-        let clientRound = await asyncHTTPClientAll(urls, with: client)  // right after the transport, before URLSession's aftermath
+        // Right after the transport, before URLSession's aftermath.
+        let (clientRound, theirConnections) = await countingConnections(base: base) { await asyncHTTPClientAll(urls, with: client) }
+        opened.append((ourConnections, theirConnections))
         asyncHTTP = min(asyncHTTP, clientRound)
         asyncHTTPRounds.append(clientRound)
         curl = min(curl, try curlAll(urls, work: work))
@@ -198,6 +245,7 @@ func run(base: String, count: Int, work: String) async throws {
     print("    ratio AsyncHTTPClient / imgpolicy: \(format(seconds(asyncHTTP) / seconds(raw), 2))  (goal: at least 1.5)")
     let milliseconds = { (rounds: [Duration]) in rounds.map { format(seconds($0) * 1000) }.joined(separator: ", ") }
     print("      every round: imgpolicy \(milliseconds(rawRounds)) ms; AsyncHTTPClient \(milliseconds(asyncHTTPRounds)) ms")
+    print("      connections opened (nginx's count): AsyncHTTPClient's warm-up pass \(warmUpConnections); each round: imgpolicy \(opened.map { String($0.0) }.joined(separator: ", ")); AsyncHTTPClient \(opened.map { String($0.1) }.joined(separator: ", "))")
     print("    imgpolicy ImagePipeline, cold (once, first): \(format(seconds(library) * 1000)) ms to deliver every image into the memory")
     print("      cache, + \(format(seconds(flush) * 1000)) ms more until its background disk-cache writes were done (ratio to curl: \(format(seconds(library) / seconds(curl), 2)))")
     print("    peak memory: imgpolicy process \(format(libraryPeak)) MiB after its pass (holding all \(count) images in its memory cache); curl \(format(curlPeak)) MiB")
@@ -274,11 +322,15 @@ func compare(base: String, count: Int, rounds: Int) async throws {
     var ours: [(wall: Double, cpu: Double)] = [], theirs: [(wall: Double, cpu: Double)] = []
     for round in 0...rounds {  // round 0 warms both up (connections, caches) and is not counted
         var cpu = cpuSeconds()
-        let wall = seconds(await downloadAll(urls, with: transport))
+        let (ourTime, ourConnections) = await countingConnections(base: base) { await downloadAll(urls, with: transport) }
+        let wall = seconds(ourTime)
         let ourCPU = cpuSeconds() - cpu
         cpu = cpuSeconds()
-        let theirWall = seconds(await asyncHTTPClientAll(urls, with: client))
+        let (theirTime, theirConnections) = await countingConnections(base: base) { await asyncHTTPClientAll(urls, with: client) }
+        let theirWall = seconds(theirTime)
         let theirCPU = cpuSeconds() - cpu
+        // Both clients keep their connections: the warm-up opens them (8 each), later rounds reuse them.
+        print("round \(round)\(round == 0 ? " (warm-up)" : ""): connections opened: imgpolicy \(ourConnections), AsyncHTTPClient \(theirConnections)")
         guard round > 0 else { continue }
         ours.append((wall, ourCPU))
         theirs.append((theirWall, theirCPU))

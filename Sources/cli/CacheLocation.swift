@@ -7,6 +7,13 @@ import Foundation
 #endif
 import Logging
 import Policy
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `--cache-dir DIR`, shared by the commands that use the disk cache.
 struct CacheLocation: ParsableArguments {
@@ -18,6 +25,11 @@ struct CacheLocation: ParsableArguments {
     /// `$HOME/.cache/imgpolicy` (`HOME` an existing absolute folder), else nil: with no usable
     /// `HOME` nothing is created, neither `HOME` itself nor `./.cache`.
     var folder: String? {
+        Self.folder(path: path)
+    }
+
+    /// `folder` for `--cache-dir path` (nil: not given).
+    static func folder(path: String?) -> String? {
         path ?? UserFolder.base("XDG_CACHE_HOME", homeSubfolder: ".cache", environment: ProcessInfo.processInfo.environment)
             .map { $0 + "/imgpolicy" }
     }
@@ -26,7 +38,12 @@ struct CacheLocation: ParsableArguments {
     /// `.imgpolicy-cache` marker) or cannot be opened, or no folder at all (no `--cache-dir` and
     /// no usable `HOME`), is exit 74, naming it.
     func open(logger: Logger = .disabled) throws -> DiskCache {
-        guard let folder else {
+        try Self.open(path: path, logger: logger)
+    }
+
+    /// `open(logger:)` for `--cache-dir path` (nil: not given).
+    static func open(path: String?, logger: Logger = .disabled) throws -> DiskCache {
+        guard let folder = folder(path: path) else {
             throw CommandFailure(UserFolder.missingMessage("XDG_CACHE_HOME", what: "cache", option: "--cache-dir DIR"), status: .ioError)
         }
         do {
@@ -41,5 +58,30 @@ struct CacheLocation: ParsableArguments {
     func openIfPresent(logger: Logger = .disabled) throws -> DiskCache? {
         guard let folder, FileKind(path: folder, followingLinks: true) == .directory else { return nil }
         return try open(logger: logger)
+    }
+
+    /// For a decision, which only reads the cache (`--cache-dir path`, nil: not given): opens it
+    /// only if its folder exists and holds
+    /// something. A missing or empty folder holds no image, so the decision is the same without
+    /// opening it, and nothing is written: a missing folder is not created, an empty one is not
+    /// made a cache (its marker, journal and `tmp` are written by the first `--fetch` or `cache`
+    /// command). A folder that cannot be listed is opened, which reports why (exit 74).
+    static func openUnlessEmpty(path: String?, logger: Logger = .disabled) throws -> DiskCache? {
+        guard let folder = folder(path: path), FileKind(path: folder, followingLinks: true) == .directory else { return nil }
+        if isEmptyFolder(folder) { return nil }
+        return try open(path: path, logger: logger)
+    }
+
+    /// Whether `path` lists nothing but `.` and `..`; false if it cannot be listed.
+    private static func isEmptyFolder(_ path: String) -> Bool {
+        guard let listing = opendir(path) else { return false }
+        defer { closedir(listing) }
+        while let entry = readdir(listing) {
+            let isDotOrDotDot = withUnsafeBytes(of: entry.pointee.d_name) { name in
+                name[0] == UInt8(ascii: ".") && (name[1] == 0 || (name[1] == UInt8(ascii: ".") && name[2] == 0))
+            }
+            if !isDotOrDotDot { return false }
+        }
+        return true
     }
 }

@@ -73,6 +73,47 @@ struct Decide: AsyncParsableCommand {
 
     @OptionGroup var logging: LoggingOptions
 
+    /// The options as plain values, which the run reads.
+    var options: DecisionOptions {
+        DecisionOptions(item: item, network: network, expensive: expensive, constrained: constrained, roaming: roaming,
+                        captive: captive, throughput: throughput, policy: policy, settingsPath: settings.path,
+                        overrides: overrides, cached: cached, json: json, explain: explain, fetch: fetch,
+                        cachePath: cache.path, output: output, size: sizing.size, verbose: logging.verbose)
+    }
+
+    func validate() throws {
+        try options.validate()
+    }
+
+    func run() async throws {
+        try await options.run()
+    }
+}
+
+/// The options of `imgpolicy [decide]` as plain values, and the run that reads them: what
+/// `Decide` parsed with swift-argument-parser, or what `QuickDecide` read itself (a plain
+/// decision, without making swift-argument-parser's property wrappers).
+struct DecisionOptions {
+    var item: String
+    var network: NetworkChoice = .auto
+    var expensive = false
+    var constrained = false
+    var roaming = false
+    var captive = false
+    var throughput: String?
+    var policy = "default"
+    var settingsPath: String?
+    var overrides: [String] = []
+    var cached: [Variant] = []
+    var json = false
+    var explain = false
+    var fetch = false
+    var cachePath: String?
+    var output: String?
+    var size: SizeOption.Box?
+    var verbose = 0
+
+    /// What `Decide.validate()` refuses (swift-argument-parser reports it).
     func validate() throws {
         if output != nil && !fetch { throw ValidationError("--output needs --fetch") }
         // Checked before anything is fetched, cached or recorded.
@@ -89,18 +130,29 @@ struct Decide: AsyncParsableCommand {
         return LinkEstimate(bytesPerSecond: bytes)
     }
 
-    func run() async throws {
+    /// What every run decides with: read and checked from the command line and its files.
+    private struct Setup {
+        var logger: Logger
+        var policy: ImagePolicy
+        var settings: ResolvedSettings
+        var reachability: any ReachabilityProviding
+        var items: [ImageItem]
+        var estimate: LinkEstimate?
+    }
+
+    /// Reads the policy, the items and the settings, in the order their errors are reported.
+    private func setUp() throws -> Setup {
         let estimate = try estimate()
         let environment = ProcessInfo.processInfo.environment
         // Passed as `logger:` to the library types this command creates.
-        let logger = try logging.logger(environment: environment)
+        let logger = try LoggingOptions.logger(verbose: verbose, environment: environment)
         let policy = try PolicyLocator.load(policy)
         logger.debug("policy loaded", metadata: ["policy": "\(policy.name)", "rules": "\(policy.rules.count)"])
         let overrides = try parseOverrides(for: policy)
         let provider = try networkProvider(environment: environment)
         let items = try reporting { try ImageItem.load(contentsOf: item) }
         logger.debug("items read", metadata: ["file": "\(item)", "count": "\(items.count)"])
-        let store = settings.store()
+        let store = SettingsLocation.store(path: settingsPath)
         var resolved = try reporting { try policy.resolveSettings(from: store) }
         for (position, value) in overrides {
             if value { resolved.bits |= 1 << position } else { resolved.bits &= ~(1 << position) }
@@ -108,62 +160,76 @@ struct Decide: AsyncParsableCommand {
         if fetch && !cached.isEmpty {
             throw CommandFailure.usage("--cached cannot be combined with --fetch: --cached imagines what is cached, --fetch uses the real cache")
         }
-        if (output != nil || sizing.size != nil) && items.count != 1 {
+        if (output != nil || size != nil) && items.count != 1 {
             throw CommandFailure.usage("--\(output != nil ? "output" : "size") writes one image, but \(item) holds \(items.count) items")
         }
-        // The fetch carries decisions out through the pipeline; decisions consult the real caches
-        // (the pipeline's, else the disk cache's index), unless --cached says what to assume.
-        var pipeline: ImagePipeline?
-        var transport: CurlTransport?
-        if fetch {
-            let disk = try cache.open(logger: logger)
-            transport = CurlTransport(logger: logger)
-            pipeline = ImagePipeline(downloader: transport!, disk: disk, diskWrites: .waitWhenFull, http: HTTPOptions.standard.following(policy), logger: logger)
-        }
-        let knownCache: any CacheInspecting
-        if !cached.isEmpty {
-            knownCache = StaticCacheContents(assuming: cached.reduce(into: CachedVariants()) { $0.insert(CachedVariants($1)) })
-        } else if let pipeline {
-            knownCache = pipeline
-        } else {
-            knownCache = try cache.openIfPresent(logger: logger) ?? StaticCacheContents.empty
-        }
-        // The network state is read here, once; every item is decided with it.
-        let decider = ItemDecider(policy: policy, settings: resolved, cache: knownCache, reachability: provider,
+        return Setup(logger: logger, policy: policy, settings: resolved, reachability: provider, items: items, estimate: estimate)
+    }
+
+    /// Decides every item against `knownCache`, reading the network state once; the text of
+    /// the decisions (unless `--fetch`, which prints results instead) and of `--explain`.
+    private func decideAll(_ setup: Setup, cache knownCache: any CacheInspecting) -> (decider: ItemDecider, decisions: [Decision], output: String) {
+        let decider = ItemDecider(policy: setup.policy, settings: setup.settings, cache: knownCache, reachability: setup.reachability,
                                   expensive: expensive, constrained: constrained, roaming: roaming, captive: captive,
-                                  estimate: estimate)
-        logger.info("network state read", metadata: ["network": "\(decider.network)"])
+                                  estimate: setup.estimate)
+        setup.logger.info("network state read", metadata: ["network": "\(decider.network)"])
         var decisions: [Decision] = []
         var output = ""
-        for item in items {
-            let (decision, input) = decider.decide(item, displayWidth: sizing.size?.width)
+        for item in setup.items {
+            let (decision, input) = decider.decide(item, displayWidth: size?.width)
             decisions.append(decision)
-            logger.trace("decided", metadata: ["item": "\(item.id ?? item.original.absoluteString)", "decision": "\(decision)"])
+            setup.logger.trace("decided", metadata: ["item": "\(item.id ?? item.original.absoluteString)", "decision": "\(decision)"])
             if explain {
-                let trace = explanation(policy: policy, input: input, item: item)
+                let trace = explanation(policy: setup.policy, input: input, item: item)
                 if json { FileHandle.standardError.write(Data(trace.utf8)) } else { output += trace }
             }
             if !fetch { output += (json ? jsonLine(decision) : textLine(decision, item: item)) + "\n" }
         }
-        if let pipeline {
-            let results = await FetchRun(pipeline: pipeline, json: json, policy: policy, network: decider.network, settings: resolved, logger: logger).run(items: items, decisions: decisions)
-            await pipeline.flush()
-            await transport?.shutdown()
-            let decoded = try sizing.decode(results.images.first ?? nil)
-            output += SizeOption.annotate(results.lines, with: decoded, json: json).joined() + results.usage
-            FileHandle.standardOutput.write(Data(output.utf8))
-            if let path = self.output {
-                if let image = results.images.first ?? nil {
-                    try ImageOutput.write(try decoded.map(SizeOption.png) ?? image.bytes, to: path)
-                } else if results.failure == nil {
-                    let message = "imgpolicy: nothing written to \(TerminalText.escaped(path)): the decision is the placeholder\n"
-                    FileHandle.standardError.write(Data(message.utf8))
-                }
-            }
-            if let failure = results.failure { throw failure }
-            return
+        return (decider, decisions, output)
+    }
+
+    /// A run without `--fetch`: synchronous, so that the command's fast path (`QuickDecide`)
+    /// starts no thread of the concurrency runtime. Decisions consult the disk cache's index
+    /// (a missing or empty cache folder is not opened: `CacheLocation.openUnlessEmpty`), unless
+    /// `--cached` says what to assume.
+    func decideWithoutFetching() throws {
+        let setup = try setUp()
+        let knownCache: any CacheInspecting
+        if !cached.isEmpty {
+            knownCache = StaticCacheContents(assuming: cached.reduce(into: CachedVariants()) { $0.insert(CachedVariants($1)) })
+        } else {
+            knownCache = try CacheLocation.openUnlessEmpty(path: cachePath, logger: setup.logger) ?? StaticCacheContents.empty
         }
+        FileHandle.standardOutput.write(Data(decideAll(setup, cache: knownCache).output.utf8))
+    }
+
+    func run() async throws {
+        guard fetch else { return try decideWithoutFetching() }
+        let setup = try setUp()
+        let logger = setup.logger
+        // The fetch carries decisions out through the pipeline; decisions consult the real caches
+        // (the pipeline's, else the disk cache's index).
+        let disk = try CacheLocation.open(path: cachePath, logger: logger)
+        let transport = CurlTransport(logger: logger)
+        let pipeline = ImagePipeline(downloader: transport, disk: disk, diskWrites: .waitWhenFull,
+                                     http: HTTPOptions.standard.following(setup.policy), logger: logger)
+        let (decider, decisions, explained) = decideAll(setup, cache: pipeline)
+        var output = explained
+        let results = await FetchRun(pipeline: pipeline, json: json, policy: setup.policy, network: decider.network, settings: setup.settings, logger: logger).run(items: setup.items, decisions: decisions)
+        await pipeline.flush()
+        await transport.shutdown()
+        let decoded = try SizeOption.decode(results.images.first ?? nil, to: size)
+        output += SizeOption.annotate(results.lines, with: decoded, json: json).joined() + results.usage
         FileHandle.standardOutput.write(Data(output.utf8))
+        if let path = self.output {
+            if let image = results.images.first ?? nil {
+                try ImageOutput.write(try decoded.map(SizeOption.png) ?? image.bytes, to: path)
+            } else if results.failure == nil {
+                let message = "imgpolicy: nothing written to \(TerminalText.escaped(path)): the decision is the placeholder\n"
+                FileHandle.standardError.write(Data(message.utf8))
+            }
+        }
+        if let failure = results.failure { throw failure }
     }
 
     /// `--set` values, as (setting position, value).

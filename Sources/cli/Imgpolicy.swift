@@ -7,7 +7,6 @@ import Foundation
 import Policy
 
 /// The `imgpolicy` command: decides which image to show or fetch for an item on a network.
-@main
 struct Imgpolicy: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "imgpolicy",
@@ -28,8 +27,9 @@ struct Imgpolicy: AsyncParsableCommand {
         defaultSubcommand: Decide.self
     )
 
-    /// Parses, runs, and turns every failure into one line on standard error and a documented
-    /// exit status: no stack trace, whatever the input.
+    /// Parses with swift-argument-parser, runs, and turns every failure into one line on standard
+    /// error and a documented exit status: no stack trace, whatever the input. (`CommandEntry`
+    /// runs the plain decision without it.)
     static func main() async {
         do {
             var command = try parseAsRoot()
@@ -38,27 +38,31 @@ struct Imgpolicy: AsyncParsableCommand {
             } else {
                 try command.run()
             }
-        } catch let failure as CommandFailure {
-            failure.exit()
-        } catch let error as DataFileError {
-            CommandFailure(error).exit()
         } catch {
-            let code = exitCode(for: error)
-            if code == .success {
-                // --help, --version: the full text, on standard output.
-                print(fullMessage(for: error))
-                exitProcess(0)
-            }
-            // ArgumentParser lists choices on separate lines; fold them into one.
-            // A list item is "  - choice"; a message's own "--flag" keeps its dashes.
-            let lines = Self.message(for: error).split(separator: "\n").map { line in
-                let text = line.drop { $0 == " " }
-                return String(text.hasPrefix("- ") ? text.dropFirst(2) : text)
-            }.filter { !$0.isEmpty }
-            var message = lines.first ?? "invalid usage"
-            if lines.count > 1 { message += " " + lines.dropFirst().joined(separator: ", ") }
-            CommandFailure(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message,
-                           status: code == .validationFailure ? .usage : ExitStatus(rawValue: code.rawValue) ?? .usage).exit()
+            fail(with: error)
         }
+    }
+
+    /// Reports `error` (one line on standard error, or the text of `--help` and `--version` on
+    /// standard output) and exits with its status.
+    static func fail(with error: any Error) -> Never {
+        if let failure = error as? CommandFailure { failure.exit() }
+        if let error = error as? DataFileError { CommandFailure(error).exit() }
+        let code = exitCode(for: error)
+        if code == .success {
+            // --help, --version: the full text, on standard output.
+            print(fullMessage(for: error))
+            exitProcess(0)
+        }
+        // ArgumentParser lists choices on separate lines; fold them into one.
+        // A list item is "  - choice"; a message's own "--flag" keeps its dashes.
+        let lines = Self.message(for: error).split(separator: "\n").map { line in
+            let text = line.drop { $0 == " " }
+            return String(text.hasPrefix("- ") ? text.dropFirst(2) : text)
+        }.filter { !$0.isEmpty }
+        var message = lines.first ?? "invalid usage"
+        if lines.count > 1 { message += " " + lines.dropFirst().joined(separator: ", ") }
+        CommandFailure(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message,
+                       status: code == .validationFailure ? .usage : ExitStatus(rawValue: code.rawValue) ?? .usage).exit()
     }
 }

@@ -18,6 +18,11 @@ struct LoggingOptions: ParsableArguments {
 
     /// The level to log at, or nil to log nothing.
     func level(environment: [String: String]) throws(CommandFailure) -> Logger.Level? {
+        try Self.level(verbose: verbose, environment: environment)
+    }
+
+    /// `level(environment:)` for `verbose` times `-v`.
+    static func level(verbose: Int, environment: [String: String]) throws(CommandFailure) -> Logger.Level? {
         var fromEnvironment: Logger.Level?
         if let text = environment[Self.variable], !text.isEmpty {
             guard let level = Logger.Level(rawValue: text.lowercased()) else {
@@ -37,7 +42,12 @@ struct LoggingOptions: ParsableArguments {
     /// The command's logger: lines on standard error at the chosen level, or a logger that
     /// writes nothing. Commands pass it to the library types they create (`logger:`).
     func logger(environment: [String: String]) throws(CommandFailure) -> Logger {
-        guard let level = try level(environment: environment) else {
+        try Self.logger(verbose: verbose, environment: environment)
+    }
+
+    /// `logger(environment:)` for `verbose` times `-v`.
+    static func logger(verbose: Int, environment: [String: String]) throws(CommandFailure) -> Logger {
+        guard let level = try level(verbose: verbose, environment: environment) else {
             return .disabled
         }
         return Logger(label: "imgpolicy") { _ in StandardErrorLogHandler(level: level) }

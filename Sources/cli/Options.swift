@@ -23,6 +23,11 @@ struct SettingsLocation: ParsableArguments {
 
     /// The store at the chosen path.
     func store() -> FileSettingsStore {
+        Self.store(path: path)
+    }
+
+    /// The store at `path` (`--settings`), else at the default location.
+    static func store(path: String?) -> FileSettingsStore {
         path.map { FileSettingsStore(path: $0) } ?? FileSettingsStore.atDefaultLocation(environment: ProcessInfo.processInfo.environment)
     }
 }

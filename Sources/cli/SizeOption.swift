@@ -26,6 +26,11 @@ struct SizeOption: ParsableArguments {
 
     /// The fetched image decoded to fit the box; nil without `--size` or without an image.
     func decode(_ image: FetchedImage?) throws(CommandFailure) -> DecodedImage? {
+        try Self.decode(image, to: size)
+    }
+
+    /// `decode(_:)` to fit `size` (nil: no `--size`, nothing decoded).
+    static func decode(_ image: FetchedImage?, to size: Box?) throws(CommandFailure) -> DecodedImage? {
         guard let size, let image else { return nil }
         do {
             return try ImageDecoder().decode(image.bytes, to: TargetSize(width: size.width, height: size.height))

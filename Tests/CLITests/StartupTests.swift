@@ -1,6 +1,8 @@
+import ArgumentParser
 import Foundation
 import Testing
 import TestSupport
+@testable import cli
 
 /// What a run of the command loads (docs/startup.md): a decision loads neither libcurl, libsystemd,
 /// Foundation's internationalization and ICU nor the image codecs (`--size` loads those:
@@ -79,5 +81,54 @@ struct StartupTests {
         let decision = try await cli.run(["--network", "wifi", "--item", item, "--cache-dir", cli.home.file("cache")], environment: missing)
         #expect(decision.status == 0)
         #expect(decision.stdout.hasPrefix("x: load original"))
+    }
+
+    /// A decision only reads the cache: an empty cache folder holds no image, so it is neither
+    /// opened nor written (no marker, journal or `tmp`), and the decision is the same; a `--fetch`
+    /// then makes it a cache, which the next decision consults.
+    @Test func aDecisionWritesNothingIntoAnEmptyCacheFolder() async throws {
+        let item = try cli.home.write(#"{"id": "x", "original": "https://images.example.com/x.jpg"}"#, to: "item.json")
+        try FileManager.default.createDirectory(atPath: cli.home.file("cache"), withIntermediateDirectories: true)
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--cache-dir", cli.home.file("cache")])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("x: load original https://images.example.com/x.jpg"))
+        #expect(try cli.home.list("cache") == [])
+    }
+
+    /// Every option of a decision as text: the fast path must read each as swift-argument-parser does.
+    static func summary(_ options: DecisionOptions) -> String {
+        String(describing: options)
+    }
+
+    /// The plain decisions `QuickDecide` reads: the same options, one for one, as
+    /// swift-argument-parser's parse of the same arguments.
+    @Test(arguments: [
+        ["--item", "item.json"],
+        ["--network", "wifi", "--item", "item.json", "--cache-dir", "/tmp/cache"],
+        ["decide", "--item", "-", "--network", "cellular", "--json"],
+        ["--item", "i.json", "--network", "auto", "--expensive", "--constrained", "--roaming", "--captive", "--explain",
+         "--throughput", "12000", "--policy", "strict", "--settings", "s.json", "--set", "a=1", "--set", "b=off",
+         "--cached", "thumbnail", "--cached", "original"],
+        ["--item", "i.json", "--fetch", "--output", "o.png", "--size", "40x30", "--cache-dir", "c"],
+        ["--item", "settings"],
+    ])
+    func theFastPathReadsWhatArgumentParserReads(_ arguments: [String]) throws {
+        let quick = try #require(QuickDecide.options(from: arguments))
+        let parsed = try #require(try Imgpolicy.parseAsRoot(arguments) as? Decide)
+        #expect(Self.summary(quick) == Self.summary(parsed.options))
+    }
+
+    /// Everything else is left to swift-argument-parser, whose messages and exit statuses stay.
+    @Test(arguments: [
+        [], ["--help"], ["-h"], ["--version"], ["help"], ["settings", "list"], ["policy", "list"], ["decide", "--help"],
+        ["--item=i.json"], ["--item"], ["--item", "--json"], ["--item", "i.json", "--json", "--json"],
+        ["--item", "i.json", "--item", "j.json"], ["--item", "i.json", "--network", "wlan"], ["--item", "i.json", "-v"],
+        ["--item", "i.json", "--verbose"], ["--item", "i.json", "--output", "o.png"], ["--item", "i.json", "--fetch", "--output", "-"],
+        ["--network", "wifi"], ["--item", "i.json", "extra"], ["--item", "i.json", "--"], ["--item", "i.json", "--cached", "both"],
+        ["--item", "i.json", "--size", "0x5"], ["--item", "i.json", "--throughput", "-5"], ["--item", "i.json", "--jsn"],
+        ["--item", "i.json", "--set"],
+    ])
+    func anythingElseIsLeftToArgumentParser(_ arguments: [String]) {
+        #expect(QuickDecide.options(from: arguments) == nil)
     }
 }

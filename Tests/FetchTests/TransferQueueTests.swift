@@ -150,6 +150,40 @@ struct TransferQueueTests {
         #expect(queue.takeStartable().count == 1)
     }
 
+    /// The line stays sorted: a choice reads no priority when none changed since the last one
+    /// (each was read when queued), and every waiting one again after one changed, which then
+    /// goes where it now belongs.
+    @Test func aChoiceReadsThePrioritiesAgainOnlyAfterOneChanged() {
+        var queue = TransferQueue(maximumConnections: 1, maximumConnectionsPerHost: 1)
+        let items = (0..<100).map { Self.transfer("a\($0)", Self.near0) }
+        for item in items { queue.enqueue(item) }
+        #expect(queue.prioritiesRead == 100)
+        #expect(queue.takeStartable().map(Self.name) == ["a0"])
+        #expect(queue.prioritiesRead == 100)
+        queue.release(items[0])
+        #expect(queue.takeStartable().map(Self.name) == ["a1"])
+        #expect(queue.prioritiesRead == 100)
+        queue.release(items[1])
+        items[50].priority.value = Self.visible0
+        #expect(queue.takeStartable().map(Self.name) == ["a50"])
+        #expect(queue.prioritiesRead == 100 + 98)
+        queue.release(items[50])
+        #expect(queue.takeStartable().map(Self.name) == ["a2"])
+        #expect(queue.prioritiesRead == 198)
+        #expect(queue.waiting == 96)
+    }
+
+    /// A transfer queued more urgent than the last one goes before every less urgent one, behind
+    /// the as urgent ones queued before it, without any priority read again.
+    @Test func aMoreUrgentTransferQueuedLaterGoesAheadOfTheLessUrgent() {
+        var queue = TransferQueue(maximumConnections: 3, maximumConnectionsPerHost: 3)
+        for (name, priority) in [("a1", Self.visible0), ("a2", Self.prefetch0), ("a3", Self.prefetch1), ("a4", Self.visible0), ("a5", Self.near0)] {
+            queue.enqueue(Self.transfer(name, priority))
+        }
+        #expect(queue.takeStartable().map(Self.name) == ["a1", "a4", "a5"])
+        #expect(queue.prioritiesRead == 5)
+    }
+
     /// The cost of a choice among 1,000 waiting transfers of 10 hosts (8 free slots): each
     /// priority is read once; a turn of the transport thread when every waiting host is at its
     /// limit reads none. `IMGPOLICY_PRINT_QUEUE_COST=1` prints the times (README figures).

@@ -55,12 +55,16 @@ final class TransferDriver: @unchecked Sendable {
                 stop()
                 return
             }
+            // A slot freed here (a transfer cancelled before it started, or that could not start)
+            // is filled on the next turn, without waiting: no enqueue wakes the thread for it.
+            var freedAny = false
             for transfer in scheduler.takeStartable() {
                 if transfer.isCancelled {
                     scheduler.release(transfer)
                     conclude(transfer, .cancelled(transfer, stage: "before it started"))
-                } else {
-                    start(transfer)
+                    freedAny = true
+                } else if !start(transfer) {
+                    freedAny = true
                 }
             }
             var running: Int32 = 0
@@ -76,7 +80,7 @@ final class TransferDriver: @unchecked Sendable {
                 finishedAny = true
             }
             // A finished transfer freed a connection slot: start the next ones before waiting.
-            if finishedAny { continue }
+            if finishedAny || freedAny { continue }
             curl_multi_poll(multi, nil, 0, hooks.pollTimeoutMilliseconds, nil)
         }
     }
@@ -111,7 +115,8 @@ final class TransferDriver: @unchecked Sendable {
         }
     }
 
-    private func start(_ transfer: Transfer) {
+    /// Starts `transfer` in curl; false if it could not start (it is then finished with the error).
+    private func start(_ transfer: Transfer) -> Bool {
         let easy: UnsafeMutableRawPointer
         if let reused = idleHandles.popLast() {
             curl_easy_reset(reused)
@@ -123,12 +128,13 @@ final class TransferDriver: @unchecked Sendable {
             scheduler.release(transfer)
             conclude(transfer, Outcome(transfer, .transport(curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue),
                                                             message: "curl_easy_init failed")))
-            return
+            return false
         }
         transfer.easy = easy
         configure(easy, for: transfer)
         active[key(easy)] = transfer
         curl_multi_add_handle(multi, easy)
+        return true
     }
 
     /// Tells the transfer's checkpoints what arrived so far (status and header fields included).

@@ -2,50 +2,34 @@
 /// not yet carried out. A plain value: the transport keeps it under its lock; its thread takes work
 /// from it.
 ///
-/// Order: waiting transfers start most urgent first over all hosts (`LoadPriority`, read from each
-/// transfer's `RequestPriority` at the moment of choosing, so that a priority changed while a
+/// Order: waiting transfers start most urgent first over all hosts (`LoadPriority`, as their
+/// `RequestPriority` holds it at the moment of choosing, so that a priority changed while a
 /// transfer waits reorders it), first in, first out among equal priorities, within
 /// `maximumConnections` in all and `maximumConnectionsPerHost` per host. A host at its limit is
 /// skipped: it never holds back a less urgent transfer to another host.
 ///
-/// Cost: choosing reads each waiting transfer's priority once (one short lock each) and selects
-/// the most urgent for each free slot: O(waiting × free slots). When every host with waiting
-/// transfers is at its limit, or no slot is free, nothing is read at all (the common case on the
-/// transport thread, which asks after every turn of its loop).
+/// Cost: the line is kept sorted by the priorities as last read. Each priority is read when its
+/// transfer is queued (an append, or an insertion when it is more urgent than the last one), and
+/// every waiting transfer's priority is read again, and the line sorted again, only at the first
+/// choice after one of them changed (each `RequestPriority` counts its changes in the queue's
+/// `PriorityChanges`). A choice otherwise takes the first transfers of the line whose host has a
+/// free slot: O(free slots), plus the transfers of hosts at their limit it passes over. When every
+/// host with waiting transfers is at its limit, or no slot is free, nothing is read at all (the
+/// common case on the transport thread, which asks after every turn of its loop).
 struct TransferQueue {
-    /// A transfer waiting for a slot, with its place in the line (for first in, first out among
-    /// equal priorities) and its host's number.
+    /// A transfer waiting for a slot, with its priority as last read, its place in the line (for
+    /// first in, first out among equal priorities) and its host's number.
     private struct Waiting {
         let transfer: Transfer
+        // The transfer's own (which keeps it): read straight from here, without reference counting.
+        unowned(unsafe) let priority: RequestPriority
+        var urgency: Int64
         let sequence: UInt64
         let host: Int
-    }
-
-    /// A waiting transfer's priority as read at one choice, as one number.
-    private struct Candidate {
-        let index: Int
-        let urgency: Int64
-        let sequence: UInt64
-        let host: Int
-
-        init(index: Int, priority: LoadPriority, sequence: UInt64, host: Int) {
-            self.index = index
-            self.urgency = Self.urgency(of: priority)
-            self.sequence = sequence
-            self.host = host
-        }
 
         /// More urgent, or as urgent and queued earlier.
-        func precedes(_ other: Candidate) -> Bool {
+        func precedes(_ other: Waiting) -> Bool {
             urgency != other.urgency ? urgency > other.urgency : sequence < other.sequence
-        }
-
-        /// Greater is more urgent, in `LoadPriority`'s order (orders beyond ±2^40, which no list
-        /// has, count as ±2^40).
-        static func urgency(of priority: LoadPriority) -> Int64 {
-            let bound: Int64 = 1 << 40
-            let order = min(max(Int64(clamping: priority.order), -bound), bound)
-            return Int64(priority.tier.rawValue) * (4 * bound) - order
         }
     }
 
@@ -59,8 +43,13 @@ struct TransferQueue {
 
     private let maximumConnections: Int
     private let maximumConnectionsPerHost: Int
-    // In no particular order: a choice reads every priority anyway; removal swaps with the last.
+    // Most urgent first (`Waiting.precedes`, by the priorities as last read); the transfers
+    // waiting are those from `head` on (taking the first ones only moves `head`).
     private var line: [Waiting] = []
+    private var head = 0
+    // Counted by the priorities of the transfers queued here; `changesSeen` as of the last sort.
+    private let changes = PriorityChanges()
+    private var changesSeen: UInt64 = 0
     // By number; a host with nothing running or waiting is forgotten and its number reused.
     private var hosts: [Host] = []
     private var hostNumbers: [String: Int] = [:]
@@ -71,7 +60,8 @@ struct TransferQueue {
     private(set) var running = 0
     /// Whether nothing new may start (see `CurlTransport.suspend()`).
     var suspended = false
-    /// Priorities read by choices so far: what a choice costs, for tests.
+    /// Priorities read so far (one when a transfer is queued, every waiting one again after a
+    /// change): what the line costs, for tests.
     private(set) var prioritiesRead = 0
 
     init(maximumConnections: Int, maximumConnectionsPerHost: Int) {
@@ -80,14 +70,34 @@ struct TransferQueue {
     }
 
     /// Transfers waiting for a slot.
-    var waiting: Int { line.count }
+    var waiting: Int { line.count - head }
 
-    /// Puts `transfer` in the line, behind every transfer of the same priority.
-    mutating func enqueue(_ transfer: Transfer) {
+    /// Puts `transfer` in the line, behind every transfer of the same priority. Returns whether a
+    /// slot is free for it now (nothing suspended, a slot free in all and for its host): only then
+    /// must the transport thread be woken, since a slot is freed only by the thread itself, which
+    /// chooses again before it waits.
+    @discardableResult
+    mutating func enqueue(_ transfer: Transfer) -> Bool {
         let host = number(of: transfer.hostKey)
         hosts[host].waiting += 1
-        line.append(Waiting(transfer: transfer, sequence: nextSequence, host: host))
+        // Watched before it is read: a change after the read is counted.
+        transfer.priority.watch(changes)
+        let entry = Waiting(transfer: transfer, priority: transfer.priority, urgency: transfer.priority.urgency,
+                            sequence: nextSequence, host: host)
+        prioritiesRead += 1
         nextSequence += 1
+        if head == line.count || !entry.precedes(line[line.count - 1]) {
+            line.append(entry)
+        } else {
+            // More urgent than the last: before the first it precedes (the line is sorted).
+            var low = head, high = line.count - 1
+            while low < high {
+                let middle = (low + high) / 2
+                if entry.precedes(line[middle]) { high = middle } else { low = middle + 1 }
+            }
+            line.insert(entry, at: low)
+        }
+        return !suspended && running < maximumConnections && hasFreeSlot(host)
     }
 
     /// Notes that `transfer` (already marked cancelled) must stop.
@@ -101,53 +111,65 @@ struct TransferQueue {
     mutating func takeCancellations(everything: Bool) -> [Transfer] {
         var taken = cancellations
         cancellations.removeAll()
+        guard everything || !taken.isEmpty else { return taken }
         if everything {
-            taken += line.sorted { $0.sequence < $1.sequence }.map(\.transfer)
-            while !line.isEmpty { removeFromLine(at: line.count - 1) }
-        } else if !taken.isEmpty {
-            var index = line.count - 1
-            while index >= 0 {
-                if line[index].transfer.isCancelled {
-                    taken.append(line[index].transfer)
-                    removeFromLine(at: index)
-                }
-                index -= 1
+            taken += line[head...].sorted { $0.sequence < $1.sequence }.map(\.transfer)
+        }
+        var kept: [Waiting] = []
+        for entry in line[head...] {
+            if everything || entry.transfer.isCancelled {
+                if !everything { taken.append(entry.transfer) }
+                hosts[entry.host].waiting -= 1
+                forgetIfIdle(entry.host)
+            } else {
+                kept.append(entry)
             }
         }
+        line = kept
+        head = 0
         return taken
     }
 
     /// The transfers that may start now, most urgent first, within the connection limits,
     /// counted as running.
     mutating func takeStartable() -> [Transfer] {
-        guard !suspended, running < maximumConnections, !line.isEmpty,
+        guard !suspended, running < maximumConnections, head < line.count,
               hosts.contains(where: { $0.waiting > 0 && $0.running < maximumConnectionsPerHost }) else { return [] }
-        var candidates: [Candidate] = []
-        candidates.reserveCapacity(line.count)
-        for index in line.indices where hasFreeSlot(line[index].host) {
-            let waiting = line[index]
-            candidates.append(Candidate(index: index, priority: waiting.transfer.priority.value,
-                                        sequence: waiting.sequence, host: waiting.host))
+        let changed = changes.count
+        if changed != changesSeen {
+            // Read after the count: a change while they are read is seen at the next choice.
+            changesSeen = changed
+            for index in head..<line.count { line[index].urgency = line[index].priority.urgency }
+            prioritiesRead += line.count - head
+            line[head...].sort { $0.precedes($1) }
         }
-        prioritiesRead += candidates.count
-        var chosen: [Int] = []
-        while running < maximumConnections {
-            var best: Int?
-            for position in candidates.indices where hasFreeSlot(candidates[position].host) {
-                if let current = best, !candidates[position].precedes(candidates[current]) { continue }
-                best = position
+        var start: [Transfer] = []
+        var index = head
+        while running < maximumConnections, index < line.count {
+            let host = line[index].host
+            guard hasFreeSlot(host) else {
+                index += 1
+                continue
             }
-            guard let best else { break }
-            let candidate = candidates[best]
-            candidates.swapAt(best, candidates.count - 1)
-            candidates.removeLast()
+            start.append(line[index].transfer)
             running += 1
-            hosts[candidate.host].running += 1
-            chosen.append(candidate.index)
+            hosts[host].running += 1
+            hosts[host].waiting -= 1
+            if index == head {
+                head += 1
+                index += 1
+            } else {
+                line.remove(at: index)
+            }
         }
-        let start = chosen.map { line[$0].transfer }
-        // Remove from the back, so that the swaps never move an index still to be removed.
-        for index in chosen.sorted(by: >) { removeFromLine(at: index) }
+        // The taken ones leave the storage now and then (and always when none waits).
+        if head == line.count {
+            line.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 32 {
+            line.removeFirst(head)
+            head = 0
+        }
         return start
     }
 
@@ -182,13 +204,5 @@ struct TransferQueue {
         hostNumbers[hosts[host].key] = nil
         hosts[host] = Host(key: "")
         freeHostNumbers.append(host)
-    }
-
-    private mutating func removeFromLine(at index: Int) {
-        let host = line[index].host
-        hosts[host].waiting -= 1
-        line.swapAt(index, line.count - 1)
-        line.removeLast()
-        forgetIfIdle(host)
     }
 }

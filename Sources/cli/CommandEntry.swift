@@ -1,0 +1,27 @@
+import Dispatch
+
+/// Where the `imgpolicy` process starts (docs/startup.md).
+///
+/// A plain decision (`QuickDecide` reads its command line; no `--fetch`) runs synchronously on
+/// the main thread, like a hello world: no concurrency runtime, whose start (four threads: the
+/// executor's workers and the main queue's) costs about a millisecond on a shared machine, nor
+/// swift-argument-parser's command tree. Everything else runs as before, as an asynchronous
+/// `Imgpolicy.main()` on the main actor, with the same messages and exit statuses.
+@main
+enum CommandEntry {
+    static func main() {
+        if let options = QuickDecide.options(from: Array(CommandLine.arguments.dropFirst())), !options.fetch {
+            do {
+                try options.decideWithoutFetching()
+            } catch {
+                Imgpolicy.fail(with: error)
+            }
+            return
+        }
+        Task { @MainActor in
+            await Imgpolicy.main()
+            exitProcess(0)
+        }
+        dispatchMain()
+    }
+}
