@@ -212,7 +212,8 @@ struct DecisionOptions {
         let disk = try CacheLocation.open(path: cachePath, logger: logger)
         let transport = CurlTransport(logger: logger)
         let pipeline = ImagePipeline(downloader: transport, disk: disk, diskWrites: .waitWhenFull,
-                                     http: HTTPOptions.standard.following(setup.policy), logger: logger)
+                                     http: SizeOption.http(HTTPOptions.standard.following(setup.policy), decodingTo: size),
+                                     logger: logger)
         let (decider, decisions, explained) = decideAll(setup, cache: pipeline)
         var output = explained
         let results = await FetchRun(pipeline: pipeline, json: json, policy: setup.policy, network: decider.network, settings: setup.settings, logger: logger).run(items: setup.items, decisions: decisions)

@@ -29,6 +29,17 @@ struct SizeOption: ParsableArguments {
         try Self.decode(image, to: size)
     }
 
+    /// The HTTP options of a `--fetch` run: with `--size` the image is decoded here, so `Accept`
+    /// lists only the formats the Decoding module decodes (no AVIF or HEIC a CDN could send and
+    /// the decoder could not read); without it the bytes are the result, and every standard
+    /// format is welcome.
+    static func http(_ base: HTTPOptions, decodingTo size: Box?) -> HTTPOptions {
+        guard size != nil else { return base }
+        var options = base
+        options.acceptedFormats = ImageDecoder.decodableFormats
+        return options
+    }
+
     /// `decode(_:)` to fit `size` (nil: no `--size`, nothing decoded).
     static func decode(_ image: FetchedImage?, to size: Box?) throws(CommandFailure) -> DecodedImage? {
         guard let size, let image else { return nil }

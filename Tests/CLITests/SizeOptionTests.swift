@@ -45,6 +45,20 @@ struct SizeOptionTests {
         #expect(topLeft.r < 12 && topLeft.g < 12 && bottomRight.r > 243 && bottomRight.g > 243, "\(topLeft) \(bottomRight)")
     }
 
+    /// With `--size` the image is decoded here: `Accept` asks only for what the Decoding module
+    /// decodes; without it, the bytes are the result and every standard format is asked for.
+    @Test func withASizeAcceptListsOnlyWhatTheDecoderDecodes() async throws {
+        let decoding = try await cli.run(["--network", "wifi", "--item", try item("/o.jpg"), "--fetch", "--cache-dir", cli.home.file("cache"),
+                                          "--size", "100x100"])
+        #expect(decoding.status == 0, "\(decoding.stderr)")
+        let bytesOnly = try await cli.run(["--network", "wifi", "--item", try item("/fake.png"), "--fetch", "--cache-dir", cli.home.file("cache")])
+        #expect(bytesOnly.status == 0, "\(bytesOnly.stderr)")
+        let asked = try #require(server.requests("/o.jpg").first?.header("Accept"))
+        #expect(asked == "image/webp,image/png,image/jpeg,image/gif;q=0.8", "\(asked)")
+        let all = try #require(server.requests("/fake.png").first?.header("Accept"))
+        #expect(all.contains("image/avif") && all.contains("image/heic"), "\(all)")
+    }
+
     @Test func textSaysTheDecodedSizeAndNothingIsUpscaled() async throws {
         let result = try await cli.run(["--network", "wifi", "--item", try item("/o.jpg"), "--fetch", "--cache-dir", cli.home.file("cache"),
                                         "--size", "4000x4000"])

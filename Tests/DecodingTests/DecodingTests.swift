@@ -1,5 +1,6 @@
 import Testing
 @testable import Decoding
+import Fetch
 
 @Suite struct DecodingTests {
     let decoder = ImageDecoder()
@@ -132,5 +133,26 @@ import Testing
         case "gif": try SampleEncoder.gif(image)
         default: try PNGEncoder().encode(image)
         }
+    }
+}
+
+/// `ImageDecoder.decodableFormats` is what the decoder really decodes: each listed format's sample
+/// decodes, and the standard formats left out are exactly those it has no decoder for.
+@Suite struct DecodableFormatsTests {
+    @Test func everyListedFormatDecodesAndTheOthersAreNotListed() throws {
+        let source = Samples.quadrants(width: 16, height: 8)
+        let samples: [ImageFormat: [UInt8]] = [
+            .jpeg: try SampleEncoder.jpeg(source, quality: 95), .png: try PNGEncoder().encode(source),
+            .webp: try SampleEncoder.webp(source), .gif: try SampleEncoder.gif(source),
+        ]
+        #expect(ImageDecoder.decodableFormats == [.webp, .png, .jpeg, .gif])
+        for format in ImageDecoder.decodableFormats {
+            let bytes = try #require(samples[format], "no sample for \(format)")
+            #expect(ImageFormat.sniff(bytes) == format)
+            let image = try ImageDecoder().decode(bytes)
+            #expect(image.width == 16 && image.height == 8, "\(format)")
+        }
+        #expect(!ImageDecoder.decodableFormats.contains(.avif) && !ImageDecoder.decodableFormats.contains(.heic))
+        #expect(HTTPOptions(acceptedFormats: ImageDecoder.decodableFormats).acceptedFormats == ImageDecoder.decodableFormats)
     }
 }
