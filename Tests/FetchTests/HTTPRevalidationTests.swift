@@ -121,6 +121,34 @@ struct HTTPRevalidationTests {
         #expect(disk.freshness(of: url("/r"))?.entityTag?.opaqueTag == "\"v2\"")
     }
 
+    /// A stale original shown from the disk by a loader, then replaced by a background
+    /// revalidation answered 200: the replacement's bytes are counted by the loader's recorder
+    /// (they used to go uncounted: `usage: 0 B downloaded` for a run that downloaded them).
+    @Test func aReplacementDownloadedInTheBackgroundIsCountedByTheLoadersRecorder() async throws {
+        let old = TestImages.png(size: 3000, seed: 1), new = TestImages.png(size: 3500, seed: 9)
+        server.route("/b", .dynamic { hit in
+            hit == 1 ? .headers(200, ["ETag: \"v1\"", "Cache-Control: max-age=60"], old)
+                     : .headers(200, ["ETag: \"v2\"", "Cache-Control: max-age=60"], new)
+        })
+        try await loadAndKeepOnDiskOnly("/b")
+        clock.advance(120)
+        let recorder = DataUsageRecorder()
+        let loader = ImageLoader(policy: .default, reachability: FixedReachability(NetworkState(.wifi)),
+                                 settings: InMemorySettingsStore(), pipeline: pipeline, usage: recorder)
+        let item = ImageItem(id: "b", original: url("/b"), thumbnail: nil)
+        let decision = try loader.decide(item)
+        #expect(decision.rule == "original-cached")
+        guard case .imageReady(_, .original, let shown) = await loader.load(item, decision: decision) else {
+            Issue.record("expected the stale original")
+            return
+        }
+        #expect(shown.bytes == old && shown.source == .disk)
+        #expect(await waitUntil { pipeline.revalidationStatistics.replaced == 1 })
+        await pipeline.flush()
+        let downloaded = recorder.usage.amount { $0.source == .network && $0.variant == .original && $0.link.kind == .wifi }
+        #expect(downloaded.bytes == new.count && downloaded.transfers == 1)
+    }
+
     @Test func aNoStoreResponseIsDeliveredButNeverWrittenToDisk() async throws {
         let image = TestImages.png(size: 2500)
         server.route("/s", .headers(200, ["Cache-Control: no-store"], image))

@@ -18,6 +18,9 @@ struct StaleRevalidationOptionTests {
         ("any-link", NetworkState(.wifi, isRoaming: true), true),
         ("free-link", NetworkState(.cellular, isExpensive: true), false),
         ("free-link", NetworkState(.wifi), true),
+        ("free-link", NetworkState(.cellular), false),             // cellular, even unmetered, is not free
+        ("any-link", NetworkState(.wifi, isCaptive: true), false),  // captive: no request can reach the server
+        (nil, NetworkState(.cellular), false),
         ("never", NetworkState(.wifi), false),
         (nil, NetworkState(.wifi), true),                          // not said: the options' default
         (nil, NetworkState(.cellular, isExpensive: true), false),

@@ -17,6 +17,11 @@ struct StaleRevalidationTests {
         (.freeLink, NetworkState(.wifi, isConstrained: true), false),
         (.freeLink, NetworkState(.cellular, isRoaming: true), false),
         (.freeLink, NetworkState(.offline), false),
+        (.freeLink, NetworkState(.cellular), false),                    // cellular is never free, metered or not
+        (.freeLink, NetworkState(.wifi, isCaptive: true), false),       // a captive link reaches no server
+        (.freeLink, NetworkState(.unknown, isCaptive: true), false),
+        (.anyLink, NetworkState(.cellular), true),
+        (.anyLink, NetworkState(.wifi, isCaptive: true), false),
         (.anyLink, NetworkState(.cellular, isRoaming: true), true),
         (.anyLink, NetworkState(.wifi, isConstrained: true), true),
         (.anyLink, NetworkState(.offline), false),

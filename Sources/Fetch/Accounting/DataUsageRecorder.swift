@@ -119,6 +119,16 @@ public final class DataUsageRecorder: Sendable {
         }
     }
 
+    /// Counts a download the pipeline made on its own after a load had returned (a background
+    /// revalidation answered with a new image: `ImagePipeline.backgroundUsage`): `bytes` from the
+    /// network for `variant`, and its retries, under `network`'s link.
+    public func recordBackgroundDownload(bytes: Int, retries: Int = 0, variant: Variant, on network: NetworkState) {
+        var change = DataUsage()
+        change.add(.init(bytes: bytes, transfers: 1), for: .init(link: .init(network), variant: variant, source: .network))
+        change.addRetries(retries, on: .init(network))
+        apply { _ in change }
+    }
+
     /// Counts `count` retries made on `network`, for downloads made outside a loader (a load
     /// through `ImageLoader` counts its own: `FetchedImage.retries`, `FetchError.attempts`).
     public func recordRetries(_ count: Int, on network: NetworkState) {

@@ -95,11 +95,14 @@ public struct HTTPOptions: Sendable {
         return options
     }
 
-    /// Whether a stale entry is revalidated on `network` (nil: unknown, taken as free).
+    /// Whether a stale entry is revalidated on `network` (nil: unknown, taken as free): never
+    /// offline or captive; on a free link (`NetworkState.isFreeLink`: Wi-Fi, wired or unknown and
+    /// nothing costly) per `revalidatesOnFreeLink`; on any other (cellular, expensive,
+    /// constrained, roaming) per `revalidatesOnExpensiveLink`.
     public func revalidates(on network: NetworkState?) -> Bool {
         guard let network else { return revalidatesOnFreeLink }
-        if network.kind == .offline { return false }
-        return Self.isCostly(network) ? revalidatesOnExpensiveLink : revalidatesOnFreeLink
+        if network.kind == .offline || network.isCaptive { return false }
+        return network.isFreeLink ? revalidatesOnFreeLink : revalidatesOnExpensiveLink
     }
 
     /// The request fields every request on `network` carries: `Save-Data`, `ECT` and `Downlink`

@@ -49,6 +49,8 @@ public struct ImageLoader: Sendable {
     public init(policy: ImagePolicy, reachability: any ReachabilityProviding, settings: any SettingsStore,
                 pipeline: ImagePipeline, usage: DataUsageRecorder? = nil, logger: Logger = .disabled) {
         self.usage = usage
+        // Background revalidations the loads start are counted by the same recorder.
+        if let usage, pipeline.backgroundUsage == nil { pipeline.backgroundUsage = usage }
         self.policy = policy
         self.reachability = reachability
         self.settings = settings
@@ -91,7 +93,7 @@ public struct ImageLoader: Sendable {
         var decision = decision
         for _ in 0..<Self.maxRedecisions {
             guard case .showCached(let variant, let url) = decision.action else { break }
-            if let image = await pipeline.cachedImage(for: url, revalidatingOn: decision.network) {
+            if let image = await pipeline.cachedImage(for: url, revalidatingOn: decision.network, variant: decision.variant) {
                 return .imageReady(decision, variant: variant, image: image)
             }
             if Task.isCancelled {

@@ -24,7 +24,7 @@ extension ImagePipeline {
         }
         do {
             let image = try await image(for: url, networkAllowed: networkAllowed, mayRevalidate: decision.network.kind != .offline,
-                                        priority: priority, network: decision.network)
+                                        priority: priority, network: decision.network, variant: variant)
             return .imageReady(decision, variant: variant, image: image)
         } catch {
             var error = error

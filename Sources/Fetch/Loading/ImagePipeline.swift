@@ -70,6 +70,8 @@ public final class ImagePipeline: CacheInspecting {
         var networks: [ImageURL: NetworkState] = [:]
         /// URLs being revalidated in the background.
         var revalidating: [ImageURL: Task<Void, Never>] = [:]
+        /// Where background transfers are counted (see `backgroundUsage`).
+        var backgroundUsage: DataUsageRecorder?
         var revalidation = RevalidationStatistics()
         var resumes = ResumeStatistics()
     }
@@ -118,14 +120,16 @@ public final class ImagePipeline: CacheInspecting {
     ///   `.cancelled` when the calling task is cancelled, or what the download failed with.
     public func image(for url: ImageURL, networkAllowed: Bool = true, priority: RequestPriority? = nil,
                       network: NetworkState? = nil) async throws(FetchError) -> FetchedImage {
-        try await image(for: url, networkAllowed: networkAllowed, mayRevalidate: networkAllowed, priority: priority, network: network)
+        try await image(for: url, networkAllowed: networkAllowed, mayRevalidate: networkAllowed, priority: priority, network: network,
+                        variant: nil)
     }
 
     /// `image(for:networkAllowed:priority:network:)`; `mayRevalidate` lets a stale disk hit be
     /// revalidated in the background even when the image itself may not be downloaded (a decision
     /// to show the cached copy, made online).
+    /// `variant` is what the load is for (nil: a URL without a decision), for `backgroundUsage`.
     func image(for url: ImageURL, networkAllowed: Bool, mayRevalidate: Bool, priority: RequestPriority?,
-               network: NetworkState?) async throws(FetchError) -> FetchedImage {
+               network: NetworkState?, variant: Variant?) async throws(FetchError) -> FetchedImage {
         if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
         if disk?.containsImage(at: url) == true || !networkAllowed, let stored = await storedImage(for: url) {
             let revalidates = mayRevalidate && http.revalidates(on: network)
@@ -133,13 +137,13 @@ public final class ImagePipeline: CacheInspecting {
             case .fresh, .neverStore:
                 return stored.image(url)
             case .stale:
-                if revalidates { revalidateInBackground(url, stored, network: network) }
+                if revalidates { revalidateInBackground(url, stored, network: network, variant: variant) }
                 return stored.image(url)
             case .mustRevalidate:
                 // Offline, or the decision is to show the cached copy: shown all the same (as
                 // stale-if-error), and revalidated in the background when the link allows it.
                 guard networkAllowed, network?.kind != .offline else {
-                    if revalidates { revalidateInBackground(url, stored, network: network) }
+                    if revalidates { revalidateInBackground(url, stored, network: network, variant: variant) }
                     return stored.image(url)
                 }
             }
@@ -175,12 +179,13 @@ public final class ImagePipeline: CacheInspecting {
     /// `cachedImage(for:)`, and a stale disk hit (or one that must be revalidated) is revalidated
     /// in the background when `http` allows it on `network` (the image itself is never
     /// downloaded here: this is for a decision to show the cached copy).
-    public func cachedImage(for url: ImageURL, revalidatingOn network: NetworkState) async -> FetchedImage? {
+    /// `variant` is the variant the decision was for, for `backgroundUsage`.
+    public func cachedImage(for url: ImageURL, revalidatingOn network: NetworkState, variant: Variant? = nil) async -> FetchedImage? {
         if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
         guard let stored = await storedImage(for: url) else { return nil }
         if http.revalidates(on: network), stored.freshness.state(at: http.clock(), rules: http.freshnessRules) != .fresh,
            stored.freshness.isStorable {
-            revalidateInBackground(url, stored, network: network)
+            revalidateInBackground(url, stored, network: network, variant: variant)
         }
         return stored.image(url)
     }
@@ -228,6 +233,17 @@ public final class ImagePipeline: CacheInspecting {
         memory.purge()
         let tasks = state.withLock { $0.table.purge() }
         for task in tasks { task.cancel() }
+    }
+
+    /// Where the bytes the pipeline downloads on its own are counted: a background revalidation
+    /// answered 200 (a replacement downloaded while the stale copy was shown) is recorded as a
+    /// download from the network, under the link the load was decided on and the variant it was
+    /// for (`.original` for a URL loaded without a decision). nil (the default): not counted. An
+    /// `ImageLoader` given a recorder sets it here when none is set, so that the bytes a loader's
+    /// loads cause are all counted, including those spent after the load returned.
+    public var backgroundUsage: DataUsageRecorder? {
+        get { state.withLock { $0.backgroundUsage } }
+        set { state.withLock { $0.backgroundUsage = newValue } }
     }
 
     /// Background revalidations of stale entries: started, answered 304, answered 200, failed.
@@ -512,28 +528,41 @@ public final class ImagePipeline: CacheInspecting {
     }
 
     /// Revalidates `url` on its own task, at prefetch priority, once at a time per URL.
-    private func revalidateInBackground(_ url: ImageURL, _ stored: StoredImage, network: NetworkState?) {
+    private func revalidateInBackground(_ url: ImageURL, _ stored: StoredImage, network: NetworkState?, variant: Variant?) {
         state.withLock { table in
             guard table.revalidating[url] == nil else { return }
             table.revalidation.started += 1
             // Created under the lock (nothing runs here), so that the task's own removal comes after.
-            table.revalidating[url] = Task { [self] in await runRevalidation(url, stored, network: network) }
+            table.revalidating[url] = Task { [self] in await runRevalidation(url, stored, network: network, variant: variant) }
         }
     }
 
-    private func runRevalidation(_ url: ImageURL, _ stored: StoredImage, network: NetworkState?) async {
+    private func runRevalidation(_ url: ImageURL, _ stored: StoredImage, network: NetworkState?, variant: Variant?) async {
         let outcome: Result<FetchedImage, FetchError>
         do throws(FetchError) {
             outcome = .success(try await revalidate(url, stored, priority: RequestPriority(LoadPriority(.prefetch)), network: network))
         } catch {
             outcome = .failure(error)
         }
-        state.withLock { state in
+        let usage = state.withLock { state in
             state.revalidating[url] = nil
             switch outcome {
             case .success(let image) where image.source == .network: state.revalidation.replaced += 1
             case .success: state.revalidation.notModified += 1
             case .failure: state.revalidation.failed += 1
+            }
+            return state.backgroundUsage
+        }
+        // Outside the lock: the recorder calls its observers.
+        if let usage {
+            let link = network ?? NetworkState(.unknown)
+            switch outcome {
+            case .success(let image) where image.source == .network:
+                usage.recordBackgroundDownload(bytes: image.bytes.count, retries: image.retries, variant: variant ?? .original, on: link)
+            case .failure(let error) where error.attempts > 1:
+                usage.recordRetries(error.attempts - 1, on: link)
+            default:
+                break
             }
         }
     }

@@ -28,6 +28,18 @@ public struct NetworkState: Sendable, Hashable, CustomStringConvertible {
     /// that does not test `captive` decides such a state as offline.
     public var isCaptive: Bool
 
+    /// A link that costs the user nothing to use: Wi-Fi, wired or unknown (taken as free, as the
+    /// article's tree takes it), neither expensive, constrained, roaming nor captive. Cellular is
+    /// never free, even when no source said "metered". What `revalidateStale: free-link` and
+    /// `HTTPOptions.revalidatesOnFreeLink` mean by a free link.
+    @inlinable
+    public var isFreeLink: Bool {
+        switch kind {
+        case .wifi, .wired, .unknown: !(isExpensive || isConstrained || isRoaming || isCaptive)
+        case .cellular, .offline: false
+        }
+    }
+
     /// Creates a state. `isRoaming` implies `isExpensive`.
     @inlinable
     public init(_ kind: NetworkKind, isExpensive: Bool = false, isConstrained: Bool = false,
