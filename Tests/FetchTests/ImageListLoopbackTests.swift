@@ -6,7 +6,7 @@ import TestSupport
 
 /// The list over the real things: the loopback HTTP server, `CurlTransport`, a temporary disk cache.
 struct ImageListLoopbackTests {
-    static let transport = CurlTransport()
+    static let transport = CurlTransport(configuration: .patient)
     let server: TestHTTPServer
     let disk: TemporaryDiskCache
     let pipeline: ImagePipeline

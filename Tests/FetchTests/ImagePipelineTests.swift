@@ -6,7 +6,7 @@ import TestSupport
 
 /// The pipeline over the real transport and a real loopback server.
 struct ImagePipelineTests {
-    static let transport = CurlTransport()
+    static let transport = CurlTransport(configuration: .patient)
     let server: TestHTTPServer
     let folder = TemporaryFolder()
     let pipeline: ImagePipeline
@@ -66,7 +66,7 @@ struct ImagePipelineTests {
 
     @Test func cancellingEveryWaiterStopsTheTransfer() async throws {
         // A transport of its own, so that its count of running transfers is this test's alone.
-        let transport = CurlTransport()
+        let transport = CurlTransport(configuration: .patient)
         let pipeline = ImagePipeline(downloader: transport, disk: nil)
         // The server would answer only long after any test has ended: if the transfer leaves the
         // transport, the cancellation stopped it (no race with a clock).
@@ -130,7 +130,7 @@ struct ImagePipelineTests {
     }
 
     @Test func suspendedDownloadsWaitWhileCacheHitsAreServed() async throws {
-        let transport = CurlTransport()
+        let transport = CurlTransport(configuration: .patient)
         let pipeline = ImagePipeline(downloader: transport, disk: nil)
         server.route("/cached", .ok(TestImages.png(seed: 1)))
         server.route("/held", .ok(TestImages.png(seed: 2)))
@@ -154,7 +154,7 @@ struct ImagePipelineTests {
     }
 
     @Test func purgeCancelsPrefetchesNobodyWaitsFor() async throws {
-        let transport = CurlTransport()
+        let transport = CurlTransport(configuration: .patient)
         let pipeline = ImagePipeline(downloader: transport, disk: try DiskCache(folder: folder.path))
         server.route("/pre", .delayed(Self.never, .ok(TestImages.png())))
         pipeline.prefetch(url("/pre"))

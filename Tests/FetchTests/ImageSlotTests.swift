@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 struct ImageSlotTests {
-    static let transport = CurlTransport()
+    static let transport = CurlTransport(configuration: .patient)
     let server: TestHTTPServer
     let pipeline: ImagePipeline
     let reachability = FixedReachability(NetworkState(.wifi))

@@ -9,7 +9,7 @@ import TestSupport
 /// `Range` + `If-Range` and completes it from a 206, starts over on a 200 (changed validator),
 /// and discards it when the range does not match.
 struct ResumeTests {
-    static let transport = CurlTransport()
+    static let transport = CurlTransport(configuration: .patient)
     let server: TestHTTPServer
     let folder = TemporaryFolder()
     let disk: DiskCache
