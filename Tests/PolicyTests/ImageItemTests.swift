@@ -1,3 +1,4 @@
+import Foundation
 import Policy
 import Testing
 
@@ -43,5 +44,21 @@ struct ImageItemTests {
     @Test(arguments: ["http://a", "HTTPS://A.example:8443/x?y#z", "https://[::1]:8080/i.png", "https://xn--bcher-kva.example/p"])
     func acceptsURL(_ text: String) {
         #expect(ImageURL(text) != nil)
+    }
+}
+
+/// Files too large to be data files are refused by their size, before any byte is read.
+struct LargeDataFileTests {
+    @Test func aHugeSparseItemFileIsRefusedNamingTheFileAndTheLimit() throws {
+        let path = FileManager.default.temporaryDirectory.path + "/imgpolicy-huge-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).json"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("[".utf8)))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(truncate(path, 1 << 40) == 0)   // 1 TiB, sparse: without the limit, reading it would never end
+        #expect {
+            _ = try ImageItem.load(contentsOf: path)
+        } throws: { error in
+            guard let error = error as? DataFileError else { return false }
+            return error.description.contains(path) && error.description.contains("larger than 64 MiB")
+        }
     }
 }

@@ -41,6 +41,10 @@ enum DataFileReader {
         guard kind == .regular else {
             throw DataFileError(.unreadable, source: path, message: "is \(kind?.article ?? "a special file"), not a regular file")
         }
+        // The size on disk says it at once (a procfs file says 0 and is read to its end).
+        if info.st_size > maximumSize {
+            throw DataFileError(.invalid, source: path, message: "larger than \(maximumSize >> 20) MiB, refusing to read it")
+        }
         // O_NONBLOCK stays set: it changes nothing for a file on disk, and a procfs file that is
         // "regular" but blocks until the kernel has something to say (/proc/kmsg) fails at once.
         return try readAll(fd: fd, source: path)
