@@ -162,7 +162,7 @@ struct ImagePipelineDiskTests {
         let readsBefore = pipeline.readers.jobsStarted
         #expect(try await pipeline.image(for: url).source == .network)
         await pipeline.flush()
-        #expect(pipeline.writes?.thread.jobsStarted == 1)
+        #expect(pipeline.writes?.thread.jobsStarted == 2)   // the write, then flush()'s barrier behind it
         #expect(try await pipeline.image(for: url).source == .memory)
         let readsAfterMemoryHit = pipeline.readers.jobsStarted
         pipeline.memory.purge()

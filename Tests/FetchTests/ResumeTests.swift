@@ -52,7 +52,7 @@ struct ResumeTests {
         await #expect(throws: FetchError(url: url(path), code: .cancelled)) { try await load.value }
         // The waiter returned at once; the transfer reports its last bytes as it winds down.
         #expect(await waitUntil { pipeline.bookkeeping.loads == 0 })
-        await pipeline.writes?.thread.run {}   // the disk writer's jobs run in order: the saves are done
+        await pipeline.flush()   // waits for the partial bodies' saves too
         let kept = try #require(await offThePool { disk.partial(for: url(path))?.offset })
         #expect(kept >= 64 << 10)
         return kept

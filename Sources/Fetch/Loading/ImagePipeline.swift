@@ -281,12 +281,16 @@ public final class ImagePipeline: CacheInspecting {
     }
 
     /// Waits until the background revalidations running at this call have ended, then until
-    /// every disk write queued before that has ended (not for writes queued later: steady traffic
-    /// cannot keep it waiting).
+    /// every disk write queued before that has ended, partial bodies of ended transfers included
+    /// (not for writes queued later: steady traffic cannot keep it waiting). A process that calls
+    /// it before exiting leaves no partial body half-saved in the cache's `tmp/`.
     public func flush() async {
         let revalidations = state.withLock { Array($0.revalidating.values) }
         for revalidation in revalidations { await revalidation.value }
         await writes?.flush()
+        // Partial bodies are saved on the writer's one thread, in order: a job queued now runs
+        // after every save a transfer asked for before it.
+        await writes?.thread.run {}
     }
 
     // MARK: - Waiters
