@@ -26,7 +26,7 @@ struct TransportPriorityTests {
     /// A transport with one connection, taken by a request that never ends until cancelled; the
     /// poll never ends by itself, so only wake-ups move it on.
     func oneBusyConnection() async -> (CurlTransport, Task<[UInt8], any Error>) {
-        var configuration = TransportConfiguration()
+        var configuration = TransportConfiguration.patient   // the busy answer never times out
         configuration.maximumConnections = 1
         let transport = CurlTransport(configuration: configuration, logger: .disabled,
                                       hooks: TransportHooks(pollTimeoutMilliseconds: 3_600_000, assertsShutdownBeforeDeinit: false))
