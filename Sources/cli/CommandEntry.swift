@@ -10,13 +10,14 @@ import Dispatch
 @main
 enum CommandEntry {
     static func main() {
+        StandardStreams.reserveClosedDescriptors()
         if let options = QuickDecide.options(from: Array(CommandLine.arguments.dropFirst())), !options.fetch {
             do {
                 try options.decideWithoutFetching()
             } catch {
                 Imgpolicy.fail(with: error)
             }
-            return
+            exitProcess(0)
         }
         Task { @MainActor in
             await Imgpolicy.main()

@@ -40,6 +40,7 @@ struct FileHandle: Sendable {
                 let written = writeSome(start, remaining)
                 if written < 0 {
                     if errno == EINTR { continue }
+                    if fileDescriptor == 1 { StandardStreams.outputFailed(errno) }
                     return
                 }
                 start += written
@@ -58,8 +59,15 @@ struct FileHandle: Sendable {
 }
 #endif
 
-/// Ends the process with `status` (C's `exit`: standard output is flushed). Named apart, since a
-/// bare `exit(status)` inside a command or `CommandFailure` finds their own `exit` members.
+/// Ends the process with `status` (C's `exit`), standard output flushed first: a run that would
+/// succeed but whose output was lost (`> /dev/full`, a closed descriptor) says so on one line and
+/// exits 74 instead (`StandardStreams.finish()`). Named apart, since a bare `exit(status)` inside
+/// a command or `CommandFailure` finds their own `exit` members.
 func exitProcess(_ status: Int32) -> Never {
+    if let lost = StandardStreams.finish(), status == 0 {
+        let line = Array("imgpolicy: standard output: \(lost)\n".utf8)
+        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        exit(ExitStatus.ioError.rawValue)
+    }
     exit(status)
 }
