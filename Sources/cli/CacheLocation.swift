@@ -56,8 +56,25 @@ struct CacheLocation: ParsableArguments {
     /// Opens the cache only if its folder exists (a decision should not create folders); no
     /// folder at all is no cache.
     func openIfPresent(logger: Logger = .disabled) throws -> DiskCache? {
-        guard let folder, FileKind(path: folder, followingLinks: true) == .directory else { return nil }
+        guard let folder, try Self.folderExists(folder) else { return nil }
         return try open(logger: logger)
+    }
+
+    /// Whether the cache folder `folder` exists (a missing one is an empty cache); exit 74 when
+    /// something else is there: a file, a FIFO, a device, a symbolic link to nothing or a loop,
+    /// which `--fetch` and `cache` refuse too, so that a decision never answers "placeholder"
+    /// from a cache it could not read. An empty path is a usage error.
+    static func folderExists(_ folder: String) throws -> Bool {
+        guard !folder.isEmpty else { throw CommandFailure.usage("--cache-dir: the path is empty") }
+        if FileKind(path: folder, followingLinks: true) == .directory { return true }
+        var info = stat()
+        guard lstat(folder, &info) == 0 else {
+            let code = errno
+            if code == ENOENT { return false }
+            throw CommandFailure("\(folder): cannot use it as the cache folder: \(String(cString: strerror(code)).lowercased())", status: .ioError)
+        }
+        let what = FileKind(path: folder, followingLinks: true).map { $0.article } ?? "a symbolic link to nothing (or a loop)"
+        throw CommandFailure("\(folder): cannot use it as the cache folder: it is \(what), not a folder", status: .ioError)
     }
 
     /// For a decision, which only reads the cache (`--cache-dir path`, nil: not given): opens it
@@ -67,7 +84,7 @@ struct CacheLocation: ParsableArguments {
     /// made a cache (its marker, journal and `tmp` are written by the first `--fetch` or `cache`
     /// command). A folder that cannot be listed is opened, which reports why (exit 74).
     static func openUnlessEmpty(path: String?, logger: Logger = .disabled) throws -> DiskCache? {
-        guard let folder = folder(path: path), FileKind(path: folder, followingLinks: true) == .directory else { return nil }
+        guard let folder = folder(path: path), try folderExists(folder) else { return nil }
         if isEmptyFolder(folder) { return nil }
         return try open(path: path, logger: logger)
     }

@@ -52,3 +52,41 @@ struct StandardStreamsTests {
         #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
     }
 }
+
+/// `--cache-dir` naming something that is not a folder: a plain decision refuses it as `--fetch`
+/// and `cache` do (it used to decide as if the cache were empty: "placeholder" offline although
+/// the real cache held the image).
+struct CacheFolderKindTests {
+    let cli = CLIRunner()
+
+    @Test("a cache folder that is not a folder is exit 74 naming it", arguments: ["file", "fifo", "dangling", "loop", "/dev/null"])
+    func aDecisionRefusesACacheFolderThatIsNotAFolder(kind: String) async throws {
+        let path = kind.hasPrefix("/") ? kind : cli.home.file(kind)
+        switch kind {
+        case "file": #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8)))
+        case "fifo": #expect(mkfifo(path, 0o600) == 0)
+        case "dangling": #expect(symlink(cli.home.file("nothing"), path) == 0)
+        case "loop": #expect(symlink(path, path) == 0)
+        default: break
+        }
+        for extra in [[], ["--json"], ["--fetch"]] {
+            let result = try await cli.run(["--network", "offline", "--item", "examples/item.json", "--cache-dir", path] + extra)
+            #expect(result.status == 74, "\(extra): \(result.stdout) \(result.stderr)")
+            #expect(result.stderr.hasPrefix("imgpolicy: \(path)") || result.stderr.contains("cannot open the cache"), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1)
+        }
+    }
+
+    @Test func anEmptyCacheFolderPathIsAUsageError() async throws {
+        let result = try await cli.run(["--network", "wifi", "--item", "examples/item.json", "--cache-dir", ""])
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr == "imgpolicy: --cache-dir: the path is empty\n")
+    }
+
+    @Test func aMissingCacheFolderIsStillAnEmptyCacheAndIsNotCreated() async throws {
+        let path = cli.home.file("not-yet")
+        let result = try await cli.run(["--network", "offline", "--item", "examples/item.json", "--cache-dir", path])
+        #expect(result.status == 0 && result.stdout.contains("placeholder"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+}
