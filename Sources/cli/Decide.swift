@@ -209,6 +209,7 @@ struct DecisionOptions {
         let logger = setup.logger
         // The fetch carries decisions out through the pipeline; decisions consult the real caches
         // (the pipeline's, else the disk cache's index).
+        if let output { try ImageOutput.checkBeforeFetching(output) }
         let disk = try CacheLocation.open(path: cachePath, logger: logger)
         let transport = CurlTransport(logger: logger)
         let pipeline = ImagePipeline(downloader: transport, disk: disk, diskWrites: .waitWhenFull,

@@ -36,6 +36,30 @@ enum ImageOutput {
         }
     }
 
+    /// Refuses, before anything is downloaded, an `--output` that `write(_:to:)` would refuse
+    /// after: an empty path (a usage error), a folder, a block device or a socket, a symbolic link
+    /// to nothing, a folder that does not exist. The data is not spent on an image that cannot be
+    /// written. (What can change meanwhile is checked again when writing.)
+    static func checkBeforeFetching(_ path: String) throws(CommandFailure) {
+        guard !path.isEmpty else { throw CommandFailure.usage("--output: the path is empty") }
+        guard path != "-" else { throw standardOutputRefused }
+        switch FileKind(path: path, followingLinks: true) {
+        case .directory, .blockDevice, .socket:
+            let kind = FileKind(path: path, followingLinks: true)?.article ?? "a special file"
+            throw failure(path, "is \(kind); the image can be written to a regular file, a character device or a FIFO")
+        case nil:
+            if FileKind(path: path, followingLinks: false) == .symbolicLink {
+                throw failure(path, "is a symbolic link to a missing file")
+            }
+            let folder = PathText.parent(of: path)
+            if !folder.isEmpty, FileKind(path: folder, followingLinks: true) != .directory {
+                throw failure(path, "the folder \(folder) does not exist")
+            }
+        default:
+            break
+        }
+    }
+
     /// Why `--output -` is refused (a usage error, raised before anything is fetched).
     static let standardOutputMessage =
         "--output -: standard output carries the report; give a file name (or /dev/stdout with the report sent elsewhere)"

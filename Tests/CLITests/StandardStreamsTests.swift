@@ -90,3 +90,28 @@ struct CacheFolderKindTests {
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 }
+
+/// An `--output` that cannot be written is refused before the image is downloaded: no byte of
+/// the user's data is spent on it (it used to be refused after the download).
+struct OutputCheckedBeforeFetchingTests {
+    let cli = CLIRunner()
+
+    @Test("a bad --output is refused before any request", arguments: ["folder", "dangling", "no-folder", "empty"])
+    func aBadOutputIsRefusedBeforeAnyRequest(kind: String) async throws {
+        let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png())])
+        let item = try cli.home.write(#"{"id": "x", "original": "\#(server.url("/o.png"))"}"#, to: "item.json")
+        let output: String
+        switch kind {
+        case "folder": output = cli.home.path
+        case "dangling":
+            output = cli.home.file("link")
+            #expect(symlink(cli.home.file("nothing"), output) == 0)
+        case "no-folder": output = cli.home.file("missing/out.png")
+        default: output = ""
+        }
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cli.home.file("cache"), "--output", output])
+        #expect(result.status == (kind == "empty" ? 64 : 74), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(server.hits("/o.png") == 0)
+    }
+}
