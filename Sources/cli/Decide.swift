@@ -1,4 +1,5 @@
 import ArgumentParser
+import Decoding
 import Fetch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -220,7 +221,15 @@ struct DecisionOptions {
         let results = await FetchRun(pipeline: pipeline, json: json, policy: setup.policy, network: decider.network, settings: setup.settings, logger: logger).run(items: setup.items, decisions: decisions)
         await pipeline.flush()
         await transport.shutdown()
-        let decoded = try SizeOption.decode(results.images.first ?? nil, to: size)
+        let decoded: DecodedImage?
+        do {
+            decoded = try SizeOption.decode(results.images.first ?? nil, to: size)
+        } catch {
+            // The image was downloaded (and counted) all the same: the report and its usage line
+            // come first, then the decoding failure (exit 65).
+            FileHandle.standardOutput.write(Data((output + results.lines.joined() + results.usage).utf8))
+            throw error
+        }
         output += SizeOption.annotate(results.lines, with: decoded, json: json).joined() + results.usage
         FileHandle.standardOutput.write(Data(output.utf8))
         if let path = self.output {

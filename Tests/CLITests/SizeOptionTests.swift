@@ -74,6 +74,9 @@ struct SizeOptionTests {
         #expect(result.status == 65)
         #expect(result.stderr.hasPrefix("imgpolicy: \(server.url("/fake.png")): cannot decode the image: PNG: corrupt"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: target))
+        // The bytes were downloaded and counted: the report and its usage line still come.
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 2 && lines[0].hasPrefix("x: load original from network") && lines[1].hasPrefix("usage: "), "\(result.stdout)")
     }
 
     @Test(arguments: [["--fetch", "--size", "0x10"], ["--fetch", "--size", "70000x10"], ["--fetch", "--size", "abc"], ["--fetch", "--size", "10x"]])
