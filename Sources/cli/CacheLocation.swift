@@ -43,6 +43,7 @@ struct CacheLocation: ParsableArguments {
 
     /// `open(logger:)` for `--cache-dir path` (nil: not given).
     static func open(path: String?, logger: Logger = .disabled) throws -> DiskCache {
+        if path?.isEmpty == true { throw CommandFailure.usage("--cache-dir: the path is empty") }
         guard let folder = folder(path: path) else {
             throw CommandFailure(UserFolder.missingMessage("XDG_CACHE_HOME", what: "cache", option: "--cache-dir DIR"), status: .ioError)
         }

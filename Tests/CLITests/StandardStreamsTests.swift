@@ -77,8 +77,12 @@ struct CacheFolderKindTests {
         }
     }
 
-    @Test func anEmptyCacheFolderPathIsAUsageError() async throws {
-        let result = try await cli.run(["--network", "wifi", "--item", "examples/item.json", "--cache-dir", ""])
+    @Test("an empty --cache-dir is a usage error for every command", arguments: [
+        ["--network", "wifi", "--item", "examples/item.json"], ["--network", "wifi", "--item", "examples/item.json", "--fetch"],
+        ["cache", "stats"], ["cache", "clear"], ["stats"],
+    ])
+    func anEmptyCacheFolderPathIsAUsageError(arguments: [String]) async throws {
+        let result = try await cli.run(arguments + ["--cache-dir", ""])
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr == "imgpolicy: --cache-dir: the path is empty\n")
     }
