@@ -214,17 +214,26 @@ private struct Cursor {
         index += 1  // opening quote
         var scalars = String.UnicodeScalarView()
         var runStart = index
-        func flush(_ cursor: Cursor, upTo end: Int, into scalars: inout String.UnicodeScalarView) throws(JSONParser.SyntaxError) {
-            guard runStart < end else { return }
-            let run = cursor.bytes[runStart..<end]
-            guard let text = String(validating: run, as: UTF8.self) else {
+        // Whether a backslash was seen: without one (most strings) the text is the one run.
+        var escaped = false
+        func validated(_ cursor: Cursor, upTo end: Int) throws(JSONParser.SyntaxError) -> String {
+            guard let text = cursor.bytes.withUnsafeBufferPointer({ String(validating: UnsafeBufferPointer(rebasing: $0[runStart..<end]), as: UTF8.self) }) else {
                 throw cursor.fail("a string is not valid UTF-8")
             }
-            scalars.append(contentsOf: text.unicodeScalars)
+            return text
+        }
+        func flush(_ cursor: Cursor, upTo end: Int, into scalars: inout String.UnicodeScalarView) throws(JSONParser.SyntaxError) {
+            guard runStart < end else { return }
+            scalars.append(contentsOf: try validated(cursor, upTo: end).unicodeScalars)
         }
         while true {
             guard index < bytes.count else { throw fail("unexpected end of input inside a string") }
             let byte = bytes[index]
+            if byte == UInt8(ascii: "\""), !escaped {
+                let text = try validated(self, upTo: index)
+                index += 1
+                return text
+            }
             if byte == UInt8(ascii: "\"") {
                 try flush(self, upTo: index, into: &scalars)
                 index += 1
@@ -234,6 +243,7 @@ private struct Cursor {
                 throw fail(byte == 0x0A ? "a string is not closed before the end of the line" : "control character \(describe(byte)) inside a string")
             }
             if byte == UInt8(ascii: "\\") {
+                escaped = true
                 try flush(self, upTo: index, into: &scalars)
                 index += 1
                 guard index < bytes.count else { throw fail("unexpected end of input inside a string") }

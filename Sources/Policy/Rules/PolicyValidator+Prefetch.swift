@@ -139,9 +139,9 @@ extension PolicyValidator {
         let input = PolicyInput(network: network, cached: [], hasThumbnail: true, settings: settings)
         var first: Int?
         for (index, condition) in conditions.enumerated() {
-            let matched = condition.mismatch(for: input) { key in
+            let matched = condition.holds(for: input) { key in
                 self.settings.firstIndex { $0.key == key }.map { settings.isOn(at: $0) } ?? false
-            } == nil
+            }
             if matched {
                 holds[index] = true
                 if first == nil { first = index }

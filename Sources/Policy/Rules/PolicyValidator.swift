@@ -69,7 +69,8 @@ struct PolicyValidator {
         var entries = ContiguousArray(repeating: PolicyOutcome(ruleIndex: rules.count - 1, action: rules[rules.count - 1].action),
                                       count: keyCount)
         var fired = Array(repeating: 0, count: rules.count)
-        var firstImpossible: [Int: PolicyInput] = [:]
+        // By rule index (an array: a dictionary of a new type costs a conformance search at run time).
+        var firstImpossible = [PolicyInput?](repeating: nil, count: rules.count)
         for input in inputs {
             let index = firstMatch(for: input)
             fired[index] += 1
@@ -100,7 +101,8 @@ struct PolicyValidator {
             throw fail(neverHolds ? "the condition can never hold, so the rule can never fire"
                                   : "the rule can never fire: earlier rules match every input it matches", rule: index)
         }
-        for (index, input) in firstImpossible.sorted(by: { $0.key < $1.key }) {
+        for (index, input) in firstImpossible.enumerated() {
+            guard let input else { continue }
             let action = rules[index].action
             let why: String
             switch action {
@@ -174,7 +176,7 @@ struct PolicyValidator {
     }
 
     private func matches(_ condition: RuleCondition, _ input: PolicyInput) -> Bool {
-        condition.mismatch(for: input) { settingOn($0, input) } == nil
+        condition.holds(for: input) { settingOn($0, input) }
     }
 
     private func firstMatch(for input: PolicyInput) -> Int {
