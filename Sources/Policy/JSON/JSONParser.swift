@@ -121,7 +121,9 @@ private struct Cursor {
         try enter()
         index += 1
         var members: [(key: String, value: JSONValue)] = []
-        var seen = Set<String>()
+        // The keys so far, for duplicates: a set once the object is large; before, a scan of the
+        // members (no hashing nor set for the small objects policies and items are made of).
+        var seen: Set<String>?
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -135,7 +137,9 @@ private struct Cursor {
                 throw fail("unexpected \(describe(bytes[index])), expected a key in double quotes")
             }
             let key = try parseString()
-            guard seen.insert(key).inserted else { throw fail("duplicate key \(JSONWriter.quoted(key))") }
+            if seen == nil, members.count >= 16 { seen = Set(members.map(\.key)) }
+            let duplicate = seen != nil ? seen?.insert(key).inserted == false : members.contains { $0.key == key }
+            guard !duplicate else { throw fail("duplicate key \(JSONWriter.quoted(key))") }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                 throw fail("expected ':' after the key \(JSONWriter.quoted(key))")

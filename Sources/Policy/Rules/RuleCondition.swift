@@ -98,21 +98,6 @@ public struct RuleCondition: Sendable, Hashable {
         return nil
     }
 
-    /// Whether the condition holds for `input`: `mismatch(for:settingValue:) == nil`, without
-    /// building the words (compiling a policy asks this for every input and rule; docs/startup.md).
-    func holds(for input: PolicyInput, settingValue: (String) -> Bool) -> Bool {
-        if let networks, !networks.contains(input.network.kind) { return false }
-        if let expensive, expensive != input.network.isExpensive { return false }
-        if let constrained, constrained != input.network.isConstrained { return false }
-        if let roaming, roaming != input.network.isRoaming { return false }
-        if let captive, captive != input.network.isCaptive { return false }
-        if let slow, slow != input.isSlow { return false }
-        for (key, wanted) in settings where settingValue(key) != wanted { return false }
-        for (variant, wanted) in cached where wanted != input.cached.has(variant) { return false }
-        if let hasThumbnail, hasThumbnail != input.hasThumbnail { return false }
-        if let thumbnailCoversDisplay, thumbnailCoversDisplay != input.thumbnailCoversDisplay { return false }
-        return true
-    }
 
     /// The constraints in words, for `--explain` and listings: `network is cellular or unknown and
     /// alwaysDownloadOriginalImage is on`; `always` for a catch-all.
