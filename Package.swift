@@ -41,12 +41,11 @@ let package = Package(
         .target(name: "CCurl"),
         // Loading what the policy decided: libcurl transport, memory and disk caches, slots.
         .target(name: "Fetch", dependencies: ["Policy", "Locking", "CCurl", .product(name: "Logging", package: "swift-log")]),
-        // pixman (Debian's libpixman-1-dev, found through pkg-config): the resampler behind `Decoding`.
-        .systemLibrary(name: "CPixman", pkgConfig: "pixman-1", providers: [.apt(["libpixman-1-dev"])]),
         // Typed wrappers over the image libraries (Debian's libturbojpeg0-dev, libpng-dev, libwebp-dev,
-        // libgif-dev; installed by scripts/setup.sh). Every setjmp stays in C. The codecs are not
-        // linked: each is loaded with dlopen when its format is first used (docs/startup.md).
-        .target(name: "CImageCodecs", dependencies: ["CPixman"]),
+        // libgif-dev, libpixman-1-dev; installed by scripts/setup.sh). Every setjmp stays in C. None
+        // is linked: the codecs are loaded with dlopen when their format is first used, pixman (the
+        // resampler) at the first resample (docs/startup.md).
+        .target(name: "CImageCodecs"),
         // Images at display size: decoding JPEG, PNG, WebP and GIF, downsampling, EXIF orientation,
         // a pixel cache, slots delivering pixels. Above `Fetch`, which keeps building without the image libraries.
         .target(name: "Decoding", dependencies: ["CImageCodecs", "Fetch", "Policy", "Locking", .product(name: "Logging", package: "swift-log")]),

@@ -11,7 +11,9 @@
 #include <webp/demux.h>
 #include <webp/encode.h>
 
-#include <pixman.h>
+// pixman's header from its folder (not through pkg-config, which would link pixman too): the
+// forwarder include/pixman-version.h finds the header pixman.h includes as <pixman-version.h>.
+#include <pixman-1/pixman.h>
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -21,9 +23,9 @@
 
 // TurboJPEG, libpng, libwebp and giflib are not linked: each is loaded with dlopen the first
 // time a function of its format runs, so that a process that decodes nothing (a decision of the
-// command) does not load them (docs/startup.md). pixman stays linked (its headers come through
-// pkg-config, which links it too). A library that cannot be loaded makes its functions return
-// IMGC_UNSUPPORTED with "libpng16.so.16 could not be loaded (…)" as the message.
+// command) does not load them (docs/startup.md); pixman, the resampler, likewise at the first
+// resample. A library that cannot be loaded makes its functions return IMGC_UNSUPPORTED with
+// "libpng16.so.16 could not be loaded (…)" as the message.
 typedef struct {
     const char *file;
     const char *const *names;
@@ -86,15 +88,29 @@ static void load_codec_library(codec_library *library) {
     X(DGifGetRecordType) X(DGifOpen) X(EGifCloseFile) X(EGifGCBToExtension) X(EGifOpen)                 \
     X(EGifPutExtension) X(EGifPutImageDesc) X(EGifPutLine) X(EGifPutScreenDesc) X(EGifSetGifVersion)    \
     X(GifErrorString) X(GifFreeMapObject) X(GifMakeMapObject)
+// pixman: only resampling (`--size`, the Decoding module) uses it.
+#define PIXMAN_FUNCTIONS(X)                                                                            \
+    X(pixman_image_create_bits) X(pixman_image_unref) X(pixman_transform_init_scale)                    \
+    X(pixman_image_set_transform) X(pixman_filter_create_separable_convolution) X(pixman_image_set_filter) \
+    X(pixman_image_set_repeat) X(pixman_image_composite32)
 
 CODEC_LIBRARY(jpeg_table, "libturbojpeg.so.0", JPEG_FUNCTIONS)
 CODEC_LIBRARY(png_table, "libpng16.so.16", PNG_FUNCTIONS)
 CODEC_LIBRARY(webp_table, "libwebp.so.7", WEBP_FUNCTIONS)
 CODEC_LIBRARY(webp_demux_table, "libwebpdemux.so.2", WEBP_DEMUX_FUNCTIONS)
 CODEC_LIBRARY(gif_table, "libgif.so.7", GIF_FUNCTIONS)
+CODEC_LIBRARY(pixman_table, "libpixman-1.so.0", PIXMAN_FUNCTIONS)
 
 // From here on, each library call goes through its table, with the library's own signature.
 #define CODEC_CALL(table, name) ((__typeof__(&name))table.name)
+#define pixman_image_create_bits CODEC_CALL(pixman_table, pixman_image_create_bits)
+#define pixman_image_unref CODEC_CALL(pixman_table, pixman_image_unref)
+#define pixman_transform_init_scale CODEC_CALL(pixman_table, pixman_transform_init_scale)
+#define pixman_image_set_transform CODEC_CALL(pixman_table, pixman_image_set_transform)
+#define pixman_filter_create_separable_convolution CODEC_CALL(pixman_table, pixman_filter_create_separable_convolution)
+#define pixman_image_set_filter CODEC_CALL(pixman_table, pixman_image_set_filter)
+#define pixman_image_set_repeat CODEC_CALL(pixman_table, pixman_image_set_repeat)
+#define pixman_image_composite32 CODEC_CALL(pixman_table, pixman_image_composite32)
 #define tjInitDecompress CODEC_CALL(jpeg_table, tjInitDecompress)
 #define tjGetErrorStr2 CODEC_CALL(jpeg_table, tjGetErrorStr2)
 #define tjDecompressHeader3 CODEC_CALL(jpeg_table, tjDecompressHeader3)
@@ -709,6 +725,7 @@ imgc_status imgc_resample(uint8_t *source, int source_width, int source_height, 
     if (source_width <= 0 || source_height <= 0 || width <= 0 || height <= 0) return IMGC_BAD_ARGUMENT;
     if (source_stride > INT_MAX || stride > INT_MAX || source_stride % 4 || stride % 4) return IMGC_BAD_ARGUMENT;
     if ((uintptr_t)source % 4 || (uintptr_t)destination % 4) return IMGC_BAD_ARGUMENT;
+    if (!pixman_table_ready(NULL)) return IMGC_UNSUPPORTED;
     int opaque = premultiply(source, source_width, source_height, source_stride);
     pixman_image_t *from = pixman_image_create_bits(PIXMAN_a8b8g8r8, source_width, source_height,
                                                     (uint32_t *)source, (int)source_stride);

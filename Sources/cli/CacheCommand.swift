@@ -20,7 +20,7 @@ struct CacheCommand: ParsableCommand {
         @OptionGroup var logging: LoggingOptions
 
         func run() throws {
-            let disk = try cache.open(logger: logging.logger(environment: ProcessInfo.processInfo.environment))
+            let disk = try cache.open(logger: logging.logger(environment: ProcessEnvironment.variables))
             let stats = disk.statistics
             printLine("folder: \(disk.folder)\nentries: \(stats.count)\nbytes: \(stats.bytes)\ncapacity: \(disk.capacity)")
         }
@@ -32,7 +32,7 @@ struct CacheCommand: ParsableCommand {
         @OptionGroup var logging: LoggingOptions
 
         func run() throws {
-            let disk = try cache.open(logger: logging.logger(environment: ProcessInfo.processInfo.environment))
+            let disk = try cache.open(logger: logging.logger(environment: ProcessEnvironment.variables))
             // A URL comes from a file anyone with access to the folder may have written: escaped.
             let lines = disk.entries().map { "\($0.size)\t\(TerminalText.escaped($0.url))" }
             if !lines.isEmpty { printLine(lines.joined(separator: "\n")) }
@@ -52,7 +52,7 @@ struct CacheCommand: ParsableCommand {
         @OptionGroup var logging: LoggingOptions
 
         func run() throws {
-            let disk = try cache.open(logger: logging.logger(environment: ProcessInfo.processInfo.environment))
+            let disk = try cache.open(logger: logging.logger(environment: ProcessEnvironment.variables))
             let report = disk.removeAll()
             printLine("removed \(report.removed) entries from \(disk.folder)")
             if let first = report.failures.first {

@@ -30,7 +30,7 @@ struct CacheLocation: ParsableArguments {
 
     /// `folder` for `--cache-dir path` (nil: not given).
     static func folder(path: String?) -> String? {
-        path ?? UserFolder.base("XDG_CACHE_HOME", homeSubfolder: ".cache", environment: ProcessInfo.processInfo.environment)
+        path ?? UserFolder.base("XDG_CACHE_HOME", homeSubfolder: ".cache", environment: ProcessEnvironment.variables)
             .map { $0 + "/imgpolicy" }
     }
 

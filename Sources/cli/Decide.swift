@@ -144,7 +144,7 @@ struct DecisionOptions {
     /// Reads the policy, the items and the settings, in the order their errors are reported.
     private func setUp() throws -> Setup {
         let estimate = try estimate()
-        let environment = ProcessInfo.processInfo.environment
+        let environment = ProcessEnvironment.variables
         // Passed as `logger:` to the library types this command creates.
         let logger = try LoggingOptions.logger(verbose: verbose, environment: environment)
         let policy = try PolicyLocator.load(policy)

@@ -32,7 +32,7 @@ struct NetworkCommand: AsyncParsableCommand {
     var watch = false
 
     func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = ProcessEnvironment.variables
         let override: EnvironmentReachability?
         do {
             override = try EnvironmentReachability(environment: environment)

@@ -28,7 +28,7 @@ struct SettingsLocation: ParsableArguments {
 
     /// The store at `path` (`--settings`), else at the default location.
     static func store(path: String?) -> FileSettingsStore {
-        path.map { FileSettingsStore(path: $0) } ?? FileSettingsStore.atDefaultLocation(environment: ProcessInfo.processInfo.environment)
+        path.map { FileSettingsStore(path: $0) } ?? FileSettingsStore.atDefaultLocation(environment: ProcessEnvironment.variables)
     }
 }
 

@@ -33,7 +33,7 @@ enum PolicyLocator {
 
     static func searchFolders() -> [String] {
         var folders: [String] = []
-        if let custom = ProcessInfo.processInfo.environment["IMGPOLICY_POLICY_DIR"], !custom.isEmpty {
+        if let custom = ProcessEnvironment.variables["IMGPOLICY_POLICY_DIR"], !custom.isEmpty {
             folders.append(custom)
         }
         let executableFolder = PathText.parent(of: executablePath())

@@ -39,7 +39,7 @@ struct StatsCommand: ParsableCommand {
         if let since, UsageDay(parsing: since) == nil {
             throw CommandFailure.usage("--since \(since): not a day; expected YYYY-MM-DD (a UTC day that exists, from 1970)")
         }
-        let logger = try logging.logger(environment: ProcessInfo.processInfo.environment)
+        let logger = try logging.logger(environment: ProcessEnvironment.variables)
         // No folder at all (no --cache-dir, no usable HOME): `open` throws its exit-74 failure.
         guard let folder = cache.folder else { _ = try cache.open(logger: logger); return }
         // A folder that exists must be a cache (refused with exit 74 otherwise); none is empty.

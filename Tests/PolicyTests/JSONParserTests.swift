@@ -25,6 +25,20 @@ struct JSONParserTests {
         }
     }
 
+    /// Duplicates are found by a scan in small objects and by a set from 16 members on: both ways.
+    @Test(arguments: [1, 15, 16, 17, 40])
+    func rejectsADuplicateKeyAfterManyMembers(_ count: Int) throws {
+        let members = (0..<count).map { "\"k\($0)\": \($0)" }
+        let unique = try JSONParser().parse("{" + members.joined(separator: ",") + "}")
+        guard case .object(let parsed) = unique.kind else { Issue.record("not an object"); return }
+        #expect(parsed.map(\.key) == (0..<count).map { "k\($0)" })
+        for repeated in Set([0, count / 2, count - 1]) {
+            #expect { try JSONParser().parse("{" + (members + ["\"k\(repeated)\": 0"]).joined(separator: ",") + "}") } throws: { error in
+                (error as? JSONParser.SyntaxError)?.message.contains("duplicate key \"k\(repeated)\"") ?? false
+            }
+        }
+    }
+
     @Test func rejectsInvalidUTF8() {
         #expect(throws: JSONParser.SyntaxError.self) { try JSONParser().parse([0x22, 0xFF, 0xFE, 0x22]) }
     }

@@ -121,7 +121,9 @@ private struct Cursor {
         try enter()
         index += 1
         var members: [(key: String, value: JSONValue)] = []
-        var seen = Set<String>()
+        // The keys so far, for duplicates: a set once the object is large; before, a scan of the
+        // members (no hashing nor set for the small objects policies and items are made of).
+        var seen: Set<String>?
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -135,7 +137,9 @@ private struct Cursor {
                 throw fail("unexpected \(describe(bytes[index])), expected a key in double quotes")
             }
             let key = try parseString()
-            guard seen.insert(key).inserted else { throw fail("duplicate key \(JSONWriter.quoted(key))") }
+            if seen == nil, members.count >= 16 { seen = Set(members.map(\.key)) }
+            let duplicate = seen != nil ? seen?.insert(key).inserted == false : members.contains { $0.key == key }
+            guard !duplicate else { throw fail("duplicate key \(JSONWriter.quoted(key))") }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                 throw fail("expected ':' after the key \(JSONWriter.quoted(key))")
@@ -214,17 +218,26 @@ private struct Cursor {
         index += 1  // opening quote
         var scalars = String.UnicodeScalarView()
         var runStart = index
-        func flush(_ cursor: Cursor, upTo end: Int, into scalars: inout String.UnicodeScalarView) throws(JSONParser.SyntaxError) {
-            guard runStart < end else { return }
-            let run = cursor.bytes[runStart..<end]
-            guard let text = String(validating: run, as: UTF8.self) else {
+        // Whether a backslash was seen: without one (most strings) the text is the one run.
+        var escaped = false
+        func validated(_ cursor: Cursor, upTo end: Int) throws(JSONParser.SyntaxError) -> String {
+            guard let text = cursor.bytes.withUnsafeBufferPointer({ String(validating: UnsafeBufferPointer(rebasing: $0[runStart..<end]), as: UTF8.self) }) else {
                 throw cursor.fail("a string is not valid UTF-8")
             }
-            scalars.append(contentsOf: text.unicodeScalars)
+            return text
+        }
+        func flush(_ cursor: Cursor, upTo end: Int, into scalars: inout String.UnicodeScalarView) throws(JSONParser.SyntaxError) {
+            guard runStart < end else { return }
+            scalars.append(contentsOf: try validated(cursor, upTo: end).unicodeScalars)
         }
         while true {
             guard index < bytes.count else { throw fail("unexpected end of input inside a string") }
             let byte = bytes[index]
+            if byte == UInt8(ascii: "\""), !escaped {
+                let text = try validated(self, upTo: index)
+                index += 1
+                return text
+            }
             if byte == UInt8(ascii: "\"") {
                 try flush(self, upTo: index, into: &scalars)
                 index += 1
@@ -234,6 +247,7 @@ private struct Cursor {
                 throw fail(byte == 0x0A ? "a string is not closed before the end of the line" : "control character \(describe(byte)) inside a string")
             }
             if byte == UInt8(ascii: "\\") {
+                escaped = true
                 try flush(self, upTo: index, into: &scalars)
                 index += 1
                 guard index < bytes.count else { throw fail("unexpected end of input inside a string") }

@@ -38,10 +38,10 @@ extension PolicyValidator {
                                 message: "\(runningLoads.count) entries, at most \(Self.maximumEntries) are allowed")
         }
 
-        let prefetchConditions = prefetch.map(\.condition)
-        let runningConditions = runningLoads.map(\.condition)
-        let prefetchReadsCaptive = prefetchConditions.contains { $0.captive != nil }
-        let runningReadsCaptive = runningConditions.contains { $0.captive != nil }
+        let prefetchConditions = prefetch.map { ConditionMatcher($0.condition, settings: settings) }
+        let runningConditions = runningLoads.map { ConditionMatcher($0.condition, settings: settings) }
+        let prefetchReadsCaptive = prefetch.contains { $0.condition.captive != nil }
+        let runningReadsCaptive = runningLoads.contains { $0.condition.captive != nil }
         let keyCount = PrefetchTable.keyCount(settingCount: settings.count)
         var entries = ContiguousArray(repeating: PrefetchTable.Entry(), count: keyCount)
         var prefetchApplied = Array(repeating: false, count: prefetch.count)
@@ -134,14 +134,12 @@ extension PolicyValidator {
     static let stateConditionKeys = ["network", "expensive", "constrained", "roaming", "captive", "settings"]
 
     /// The first of `conditions` that holds for `network` and `settings`; marks each that holds in `holds`.
-    private func firstMatch(_ conditions: [RuleCondition], _ network: NetworkState, _ settings: ResolvedSettings,
+    private func firstMatch(_ conditions: [ConditionMatcher], _ network: NetworkState, _ settings: ResolvedSettings,
                             holds: inout [Bool]) -> Int? {
         let input = PolicyInput(network: network, cached: [], hasThumbnail: true, settings: settings)
         var first: Int?
         for (index, condition) in conditions.enumerated() {
-            let matched = condition.mismatch(for: input) { key in
-                self.settings.firstIndex { $0.key == key }.map { settings.isOn(at: $0) } ?? false
-            } == nil
+            let matched = condition.holds(for: input)
             if matched {
                 holds[index] = true
                 if first == nil { first = index }

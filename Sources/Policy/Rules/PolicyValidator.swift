@@ -66,12 +66,14 @@ struct PolicyValidator {
         // A policy that tests `slow` has one more key bit, above the settings: twice the entries.
         let slowBit = readsSlow ? (1 << TableKey.settingsShift) << settings.count : 0
         let keyCount = ((1 << TableKey.settingsShift) << settings.count) << (readsSlow ? 1 : 0)
+        let matchers = rules.map { ConditionMatcher($0.condition, settings: settings) }
         var entries = ContiguousArray(repeating: PolicyOutcome(ruleIndex: rules.count - 1, action: rules[rules.count - 1].action),
                                       count: keyCount)
         var fired = Array(repeating: 0, count: rules.count)
-        var firstImpossible: [Int: PolicyInput] = [:]
+        // By rule index (an array: a dictionary of a new type costs a conformance search at run time).
+        var firstImpossible = [PolicyInput?](repeating: nil, count: rules.count)
         for input in inputs {
-            let index = firstMatch(for: input)
+            let index = matchers.firstIndex { $0.holds(for: input) } ?? rules.count - 1
             fired[index] += 1
             if firstImpossible[index] == nil, !isPossible(rules[index].action, for: input) {
                 firstImpossible[index] = input
@@ -96,11 +98,12 @@ struct PolicyValidator {
             if canonical != key { entries[key] = entries[canonical] }
         }
         for (index, count) in fired.enumerated() where count == 0 {
-            let neverHolds = !inputs.contains { matches(rules[index].condition, $0) }
+            let neverHolds = !inputs.contains { matchers[index].holds(for: $0) }
             throw fail(neverHolds ? "the condition can never hold, so the rule can never fire"
                                   : "the rule can never fire: earlier rules match every input it matches", rule: index)
         }
-        for (index, input) in firstImpossible.sorted(by: { $0.key < $1.key }) {
+        for (index, input) in firstImpossible.enumerated() {
+            guard let input else { continue }
             let action = rules[index].action
             let why: String
             switch action {
@@ -166,19 +169,6 @@ struct PolicyValidator {
                                     message: "says the thumbnail is cached but the item has none")
             }
         }
-    }
-
-    private func settingOn(_ key: String, _ input: PolicyInput) -> Bool {
-        guard let position = settings.firstIndex(where: { $0.key == key }) else { return false }
-        return input.settings.isOn(at: position)
-    }
-
-    private func matches(_ condition: RuleCondition, _ input: PolicyInput) -> Bool {
-        condition.mismatch(for: input) { settingOn($0, input) } == nil
-    }
-
-    private func firstMatch(for input: PolicyInput) -> Int {
-        rules.firstIndex { matches($0.condition, input) } ?? rules.count - 1
     }
 
     private func isPossible(_ action: RuleAction, for input: PolicyInput) -> Bool {

@@ -98,6 +98,7 @@ public struct RuleCondition: Sendable, Hashable {
         return nil
     }
 
+
     /// The constraints in words, for `--explain` and listings: `network is cellular or unknown and
     /// alwaysDownloadOriginalImage is on`; `always` for a catch-all.
     public var summary: String {

@@ -1,0 +1,37 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The process's environment variables, read once from the C library's `environ`
+/// (docs/startup.md): `ProcessInfo.environment` builds a new dictionary at each call (a decision
+/// read it three times) and splits each entry at the first `=` by grapheme, 10 % of a decision's
+/// instructions. Here an entry is split at its first `=` byte, as the C library reads it;
+/// the bytes are decoded as UTF-8 (invalid sequences repaired, as `String(cString:)` does) and a
+/// name given twice keeps its last value, as `ProcessInfo.environment` does. The command never
+/// changes its own environment.
+enum ProcessEnvironment {
+    /// Every variable, by name.
+    static let variables: [String: String] = {
+        #if canImport(Glibc)
+        let entries = environ
+        var count = 0
+        while entries[count] != nil { count += 1 }
+        var variables = [String: String](minimumCapacity: count)
+        for index in 0..<count {
+            guard let entry = entries[index], let equals = strchr(entry, Int32(UInt8(ascii: "="))) else { continue }
+            let bytes = UnsafeRawPointer(entry).assumingMemoryBound(to: UInt8.self)
+            let nameLength = entry.distance(to: equals)
+            let name = String(decoding: UnsafeBufferPointer(start: bytes, count: nameLength), as: UTF8.self)
+            variables[name] = String(decoding: UnsafeBufferPointer(start: bytes + nameLength + 1, count: strlen(equals + 1)), as: UTF8.self)
+        }
+        return variables
+        #else
+        return ProcessInfo.processInfo.environment
+        #endif
+    }()
+}
