@@ -19,7 +19,7 @@ struct DiskCacheIndex {
         var lastUse: UInt64
     }
 
-    private struct Slot {
+    struct Slot {
         var high: UInt64 = 0
         var low: UInt64 = 0
         var size = 0
@@ -27,7 +27,7 @@ struct DiskCacheIndex {
         var lastUse: UInt64 = 0
     }
 
-    private var slots: [Slot]
+    private var slots: DiskCacheSlots
     private var mask: Int
     /// Mixed into every probe position; stored with the table in the journal.
     let seed: UInt64
@@ -41,7 +41,7 @@ struct DiskCacheIndex {
     init(capacity: Int = 0, seed: UInt64 = .random(in: .min ... .max)) {
         var size = 16
         while size < capacity * 2 { size <<= 1 }
-        slots = Array(repeating: Slot(), count: size)
+        slots = DiskCacheSlots(count: size)
         mask = size - 1
         self.seed = seed
     }
@@ -59,7 +59,7 @@ struct DiskCacheIndex {
         var valid = true
         var count = 0, totalBytes = 0
         var clock: UInt64 = 0
-        slots = [Slot](unsafeUninitializedCapacity: slotCount) { buffer, initialized in
+        slots = DiskCacheSlots(count: slotCount) { buffer in
             let raw = UnsafeMutableRawBufferPointer(buffer)
             var done = 0
             while done < raw.count {
@@ -85,7 +85,6 @@ struct DiskCacheIndex {
                     (buffer.baseAddress! + position).initialize(to: Slot())
                 }
             }
-            initialized = slotCount
         }
         self.count = count
         self.totalBytes = totalBytes
@@ -108,7 +107,7 @@ struct DiskCacheIndex {
     /// The table as journal records (`DiskCacheJournal.tableRecord`), empty slots as zeros;
     /// the order of use is kept as ranks.
     func encodedTable() -> [UInt8] {
-        let byUse = slots.indices.filter { slots[$0].lastUse != 0 }.sorted { slots[$0].lastUse < slots[$1].lastUse }
+        let byUse = (0..<slots.count).filter { slots[$0].lastUse != 0 }.sorted { slots[$0].lastUse < slots[$1].lastUse }
         var bytes = [UInt8](repeating: 0, count: slots.count * DiskCacheJournal.recordSize)
         bytes.withUnsafeMutableBytes { raw in
             for (rank, position) in byUse.enumerated() {
@@ -134,7 +133,7 @@ struct DiskCacheIndex {
 
     /// Every entry, least recently used first.
     var byUse: [(key: Hash128, size: Int)] {
-        slots.filter { $0.lastUse != 0 }.sorted { $0.lastUse < $1.lastUse }.map { (Hash128(high: $0.high, low: $0.low), $0.size) }
+        slots.occupied.sorted { $0.lastUse < $1.lastUse }.map { (Hash128(high: $0.high, low: $0.low), $0.size) }
     }
 
     // MARK: - Changes
@@ -221,10 +220,10 @@ struct DiskCacheIndex {
     }
 
     private mutating func grow() {
-        let old = slots
-        slots = Array(repeating: Slot(), count: old.count * 2)
+        let old = slots.occupied
+        slots = DiskCacheSlots(count: slots.count * 2)
         mask = slots.count - 1
-        for slot in old where slot.lastUse != 0 {
+        for slot in old {
             var position = home(slot.high, slot.low)
             while slots[position].lastUse != 0 { position = (position + 1) & mask }
             slots[position] = slot
