@@ -31,23 +31,6 @@ struct DiskCacheIndexTableTests {
         #expect(Set(table.byUse.map(\.key)) == Set(model.keys))
     }
 
-    /// A table of 2 MiB and more lives in memory of its own (huge pages where Linux offers them):
-    /// it still holds every entry, and a copy is a value (changing it leaves the original alone).
-    @Test func aLargeTableHoldsEveryEntryAndCopiesAreValues() {
-        var table = DiskCacheIndex()
-        let keys = (0..<70_000).map { Hash128(of: "https://img.example/\($0).png") }
-        for (n, key) in keys.enumerated() { table.store(key, size: n) }
-        #expect(table.slotCount * 32 >= 2 << 20)
-        var copy = table
-        for key in keys.prefix(1_000) { copy.remove(key) }
-        copy.store(Hash128(of: "new"), size: 1)
-        #expect(table.count == 70_000 && copy.count == 69_001)
-        #expect(keys.allSatisfy { table.contains($0) })
-        #expect(!table.contains(Hash128(of: "new")) && copy.contains(Hash128(of: "new")))
-        #expect(keys.prefix(1_000).allSatisfy { !copy.contains($0) } && keys.dropFirst(1_000).allSatisfy { copy.contains($0) })
-        #expect(table[keys[12_345]]?.size == 12_345)
-    }
-
     @Test func byUseIsLeastRecentlyUsedFirst() {
         var table = DiskCacheIndex()
         let a = Hash128(of: "a"), b = Hash128(of: "b"), c = Hash128(of: "c")

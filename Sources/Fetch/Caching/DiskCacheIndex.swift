@@ -19,7 +19,7 @@ struct DiskCacheIndex {
         var lastUse: UInt64
     }
 
-    struct Slot {
+    private struct Slot {
         var high: UInt64 = 0
         var low: UInt64 = 0
         var size = 0
@@ -27,7 +27,7 @@ struct DiskCacheIndex {
         var lastUse: UInt64 = 0
     }
 
-    private var slots: DiskCacheSlots
+    private var slots: [Slot]
     private var mask: Int
     /// Mixed into every probe position; stored with the table in the journal.
     let seed: UInt64
@@ -41,7 +41,7 @@ struct DiskCacheIndex {
     init(capacity: Int = 0, seed: UInt64 = .random(in: .min ... .max)) {
         var size = 16
         while size < capacity * 2 { size <<= 1 }
-        slots = DiskCacheSlots(count: size)
+        slots = Array(repeating: Slot(), count: size)
         mask = size - 1
         self.seed = seed
     }
@@ -59,7 +59,7 @@ struct DiskCacheIndex {
         var valid = true
         var count = 0, totalBytes = 0
         var clock: UInt64 = 0
-        slots = DiskCacheSlots(count: slotCount) { buffer in
+        slots = [Slot](unsafeUninitializedCapacity: slotCount) { buffer, initialized in
             let raw = UnsafeMutableRawBufferPointer(buffer)
             var done = 0
             while done < raw.count {
@@ -85,6 +85,7 @@ struct DiskCacheIndex {
                     (buffer.baseAddress! + position).initialize(to: Slot())
                 }
             }
+            initialized = slotCount
         }
         self.count = count
         self.totalBytes = totalBytes
@@ -107,7 +108,7 @@ struct DiskCacheIndex {
     /// The table as journal records (`DiskCacheJournal.tableRecord`), empty slots as zeros;
     /// the order of use is kept as ranks.
     func encodedTable() -> [UInt8] {
-        let byUse = (0..<slots.count).filter { slots[$0].lastUse != 0 }.sorted { slots[$0].lastUse < slots[$1].lastUse }
+        let byUse = slots.indices.filter { slots[$0].lastUse != 0 }.sorted { slots[$0].lastUse < slots[$1].lastUse }
         var bytes = [UInt8](repeating: 0, count: slots.count * DiskCacheJournal.recordSize)
         bytes.withUnsafeMutableBytes { raw in
             for (rank, position) in byUse.enumerated() {
@@ -133,7 +134,7 @@ struct DiskCacheIndex {
 
     /// Every entry, least recently used first.
     var byUse: [(key: Hash128, size: Int)] {
-        slots.occupied.sorted { $0.lastUse < $1.lastUse }.map { (Hash128(high: $0.high, low: $0.low), $0.size) }
+        slots.filter { $0.lastUse != 0 }.sorted { $0.lastUse < $1.lastUse }.map { (Hash128(high: $0.high, low: $0.low), $0.size) }
     }
 
     // MARK: - Changes
@@ -220,10 +221,10 @@ struct DiskCacheIndex {
     }
 
     private mutating func grow() {
-        let old = slots.occupied
-        slots = DiskCacheSlots(count: slots.count * 2)
+        let old = slots
+        slots = Array(repeating: Slot(), count: old.count * 2)
         mask = slots.count - 1
-        for slot in old {
+        for slot in old where slot.lastUse != 0 {
             var position = home(slot.high, slot.low)
             while slots[position].lastUse != 0 { position = (position + 1) & mask }
             slots[position] = slot
