@@ -199,7 +199,8 @@ public final class DiskCache: CacheInspecting {
 
     /// The image stored for `url`, or nil when there is none or it is damaged (then it is removed
     /// and logged). Never blocks on a FIFO or device put in an entry's place (it is removed).
-    /// Marks the entry as used, in the journal. A stale entry is returned all the same: see
+    /// Marks the entry as used, in the journal (kept in memory and appended with the next 63 uses,
+    /// the next store or removal, or when the cache is released). A stale entry is returned all the same: see
     /// `storedImage(for:)` for its freshness.
     public func image(for url: ImageURL) -> [UInt8]? {
         storedImage(for: url)?.bytes
@@ -243,7 +244,13 @@ public final class DiskCache: CacheInspecting {
                 index.store(key, size: file.count)
                 return false
             }
-            record([.init(key: key, size: file.count, operation: known ? .used : .stored)])
+            if known {
+                // Kept in memory and appended in batches (`DiskCacheJournal.appendUse`): a use is
+                // a hint for eviction, so a hit costs no system call on the journal most times.
+                if let failure = journal.appendUse(.init(key: key, size: file.count, operation: .used)) { reportJournalFailure(failure) }
+            } else {
+                record([.init(key: key, size: file.count, operation: .stored)])
+            }
             compactIfNeeded()  // a process that only reads still keeps the journal small
             return StoredImage(bytes: contents.body, freshness: contents.freshness ?? HTTPFreshness(storedAt: HTTPDate(secondsSince1970: modified)),
                                hasFreshnessRecord: contents.freshness != nil)
@@ -556,9 +563,13 @@ public final class DiskCache: CacheInspecting {
     @discardableResult
     func record(_ records: [DiskCacheJournal.Record]) -> SystemError? {
         guard let failure = journal.append(records) else { return nil }
+        reportJournalFailure(failure)
+        return failure
+    }
+
+    private func reportJournalFailure(_ failure: SystemError) {
         count { $0.writeFailures += 1 }
         logger.error("disk cache: cannot write the journal", metadata: ["path": "\(failure.path)", "error": "\(failure.message)"])
-        return failure
     }
 
     func reportRemovalFailure(_ failure: SystemError) {

@@ -13,6 +13,9 @@ import Darwin
 ///   sizes and the access order: least recently used survives restarts.
 /// - A process finds what others appended by reading the new records (one `fstatat` when nothing
 ///   changed), so entries written elsewhere become visible to "is it cached?".
+/// - "Used" records (disk hits) are kept in memory and appended in batches (`appendUse(_:)`):
+///   with the next other append, every `usesPerAppend`, at a rewrite (as ranks) and on release.
+///   A process killed meanwhile loses only those hints, never an entry or a removal.
 /// - Appends and rewrites hold `flock(LOCK_EX)` on the file; a rewrite (compaction: one record per
 ///   entry, in access order) goes through a temporary file and a rename, and other processes
 ///   notice the new file and read it whole.
@@ -122,7 +125,12 @@ final class DiskCacheJournal: Sendable {
         var records = 0
         /// Why the file could not be opened for writing (0: it could), when it was opened to read only.
         var readOnlyErrno: Int32 = 0
+        /// "Used" records kept in memory, not yet appended (`appendUse(_:)`), oldest first.
+        var pendingUses: [Record] = []
     }
+
+    /// "Used" records kept in memory before they are appended in one write: at most this many.
+    static let usesPerAppend = 64
 
     private let folder: DiskCacheFolder
     // Guards the descriptor and the read position; held during the journal's own system calls.
@@ -133,13 +141,17 @@ final class DiskCacheJournal: Sendable {
     }
 
     deinit {
-        state.withLock { if $0.fd >= 0 { close($0.fd) } }
+        state.withLock { state in
+            // The uses kept in memory are written as the cache goes (a failure is only a lost hint).
+            if !state.pendingUses.isEmpty { _ = appendLocked(&state, []) }
+            if state.fd >= 0 { close(state.fd) }
+        }
     }
 
     var path: String { folder.path + "/" + DiskCacheFolder.journalName }
 
-    /// Records appended after the table, as last read or written.
-    var recordCount: Int { state.withLock { $0.records } }
+    /// Records appended after the table, as last read or written, plus the uses kept in memory.
+    var recordCount: Int { state.withLock { $0.records + $0.pendingUses.count } }
 
     // MARK: - Records
 
@@ -298,46 +310,65 @@ final class DiskCacheJournal: Sendable {
 
     /// Appends `records` under the file's lock; when another process replaced the file, to the
     /// new one (which is then read whole on the next `readNew()`). Returns the failure, if any.
+    /// The "used" records kept in memory go first, in order.
     @discardableResult
     func append(_ records: [Record]) -> SystemError? {
         guard !records.isEmpty else { return nil }
-        let bytes = Self.encode(records)
-        return state.withLock { state -> SystemError? in
-            for _ in 0..<3 {
-                if state.fd < 0 { _ = reopen(&state) }
-                guard state.fd >= 0 else { break }
-                guard flock(state.fd, LOCK_EX) == 0 else { return SystemError(path: path, errno: errno, action: "cannot lock the journal") }
-                var info = stat()
-                guard fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0,
-                      UInt64(info.st_ino) == state.inode, UInt64(info.st_dev) == state.device else {
-                    // Replaced (compacted) by another process: append to the new file instead.
-                    flock(state.fd, LOCK_UN)
-                    close(state.fd)
-                    state.fd = openat(folder.descriptor, DiskCacheFolder.journalName, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-                    state.readOffset = -1  // read whole next time
-                    state.readOnlyErrno = 0
-                    if state.fd >= 0, fstat(state.fd, &info) == 0, DiskCacheFolder.isRegular(info) {
-                        state.device = UInt64(info.st_dev)
-                        state.inode = UInt64(info.st_ino)
-                    } else if state.fd >= 0 {
-                        close(state.fd)
-                        state.fd = -1
-                    }
-                    continue
-                }
-                defer { flock(state.fd, LOCK_UN) }
-                guard state.readOnlyErrno == 0 else { return SystemError(path: path, errno: state.readOnlyErrno, action: "cannot append to the journal") }
-                // A record torn by a crash leaves the file unaligned: pad to the next record.
-                let remainder = Int(info.st_size) % Self.recordSize
-                let padding = remainder == 0 ? [] : [UInt8](repeating: 0, count: Self.recordSize - remainder)
-                if let reason = DiskCacheFolder.writeAll(state.fd, padding + bytes) {
-                    return SystemError(path: path, errno: errno, action: "cannot append to the journal (\(reason))")
-                }
-                state.records += records.count
-                return nil
-            }
-            return SystemError(path: path, errno: ENOENT, action: "cannot open the journal")
+        return state.withLock { appendLocked(&$0, records) }
+    }
+
+    /// Keeps a "used" record in memory; appends the kept ones (with `append(_:)`'s guarantees)
+    /// when `usesPerAppend` are kept. A use is only a hint for the order of eviction: a process
+    /// killed before then loses its last uses, never an entry. Returns the failure of that append.
+    func appendUse(_ record: Record) -> SystemError? {
+        state.withLock { state -> SystemError? in
+            state.pendingUses.append(record)
+            guard state.pendingUses.count >= Self.usesPerAppend else { return nil }
+            return appendLocked(&state, [])
         }
+    }
+
+    /// Appends the kept uses then `records`, the state's lock held. The kept uses are dropped
+    /// whatever happens (they are hints: a journal that cannot be written must not grow memory).
+    private func appendLocked(_ state: inout State, _ records: [Record]) -> SystemError? {
+        let all = state.pendingUses + records
+        state.pendingUses.removeAll(keepingCapacity: true)
+        guard !all.isEmpty else { return nil }
+        let bytes = Self.encode(all)
+        for _ in 0..<3 {
+            if state.fd < 0 { _ = reopen(&state) }
+            guard state.fd >= 0 else { break }
+            guard flock(state.fd, LOCK_EX) == 0 else { return SystemError(path: path, errno: errno, action: "cannot lock the journal") }
+            var info = stat()
+            guard fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0,
+                  UInt64(info.st_ino) == state.inode, UInt64(info.st_dev) == state.device else {
+                // Replaced (compacted) by another process: append to the new file instead.
+                flock(state.fd, LOCK_UN)
+                close(state.fd)
+                state.fd = openat(folder.descriptor, DiskCacheFolder.journalName, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                state.readOffset = -1  // read whole next time
+                state.readOnlyErrno = 0
+                if state.fd >= 0, fstat(state.fd, &info) == 0, DiskCacheFolder.isRegular(info) {
+                    state.device = UInt64(info.st_dev)
+                    state.inode = UInt64(info.st_ino)
+                } else if state.fd >= 0 {
+                    close(state.fd)
+                    state.fd = -1
+                }
+                continue
+            }
+            defer { flock(state.fd, LOCK_UN) }
+            guard state.readOnlyErrno == 0 else { return SystemError(path: path, errno: state.readOnlyErrno, action: "cannot append to the journal") }
+            // A record torn by a crash leaves the file unaligned: pad to the next record.
+            let remainder = Int(info.st_size) % Self.recordSize
+            let padding = remainder == 0 ? [] : [UInt8](repeating: 0, count: Self.recordSize - remainder)
+            if let reason = DiskCacheFolder.writeAll(state.fd, padding + bytes) {
+                return SystemError(path: path, errno: errno, action: "cannot append to the journal (\(reason))")
+            }
+            state.records += all.count
+            return nil
+        }
+        return SystemError(path: path, errno: ENOENT, action: "cannot open the journal")
     }
 
     /// Replaces the file by one holding the table of `index()` (computed while the file is
@@ -404,6 +435,8 @@ final class DiskCacheJournal: Sendable {
             state.inode = UInt64(info.st_ino)
             state.readOffset = bytes.count
             state.records = 0
+            // The kept uses are in the new table's ranks (the index applied them when they were kept).
+            state.pendingUses.removeAll(keepingCapacity: true)
         }
     }
 }
