@@ -12,9 +12,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include <time.h>
 #ifdef __linux__
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #endif
 
@@ -44,8 +42,7 @@
     X(multi_perform, CURLMcode, (CURLM * multi, int *running))                                      \
     X(multi_poll, CURLMcode, (CURLM * multi, struct curl_waitfd extra_fds[], unsigned int extra_nfds, \
                               int timeout_ms, int *ret))                                            \
-    X(multi_info_read, CURLMsg *, (CURLM * multi, int *msgs_in_queue))                               \
-    X(multi_socket_action, CURLMcode, (CURLM * multi, curl_socket_t socket, int events, int *running))
+    X(multi_info_read, CURLMsg *, (CURLM * multi, int *msgs_in_queue))
 
 static struct {
 #define IMGP_FIELD(name, result, parameters) result(*name) parameters;
@@ -223,11 +220,6 @@ typedef struct stand_in_multi {
     int option_count;
     failed_easy *failed;  // stand-in easy handles added (libcurl could not be loaded)
     CURLMsg message;
-    // `imgp_multi_run` (Linux): the sockets curl asks to watch (CURLMOPT_SOCKETFUNCTION) and the
-    // wake-up descriptor, in one epoll set kept across turns; and curl's timer
-    // (CURLMOPT_TIMERFUNCTION) as a CLOCK_MONOTONIC deadline in milliseconds, -1 when none.
-    int epoll_fd;
-    long long deadline_ms;
 } stand_in_multi;
 
 CURLM *curl_multi_init(void) {
@@ -236,15 +228,6 @@ CURLM *curl_multi_init(void) {
 #ifdef __linux__
     multi->wake_fd = multi->wake_write_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (multi->wake_fd < 0) {
-        free(multi);
-        return NULL;
-    }
-    multi->deadline_ms = -1;
-    multi->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    struct epoll_event wake = {.events = EPOLLIN, .data.fd = multi->wake_fd};
-    if (multi->epoll_fd < 0 || epoll_ctl(multi->epoll_fd, EPOLL_CTL_ADD, multi->wake_fd, &wake) != 0) {
-        if (multi->epoll_fd >= 0) close(multi->epoll_fd);
-        close(multi->wake_fd);
         free(multi);
         return NULL;
     }
@@ -267,11 +250,7 @@ CURLM *curl_multi_init(void) {
 CURLMcode curl_multi_cleanup(CURLM *handle) {
     stand_in_multi *multi = handle;
     if (!multi) return CURLM_BAD_HANDLE;
-    // curl may still tell the socket callback about its sockets here: the epoll set stays open.
     CURLMcode code = multi->real ? table.multi_cleanup(multi->real) : CURLM_OK;
-#ifdef __linux__
-    close(multi->epoll_fd);
-#endif
     close(multi->wake_fd);
     if (multi->wake_write_fd != multi->wake_fd) close(multi->wake_write_fd);
     free(multi);
@@ -296,40 +275,6 @@ CURLMcode imgp_multi_setopt_long(CURLM *handle, CURLMoption option, long value) 
     return CURLM_OK;
 }
 
-#ifdef __linux__
-static long long monotonic_milliseconds(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
-// CURLMOPT_SOCKETFUNCTION: keeps the epoll set as curl wants it (the fd is the epoll datum).
-static int watch_socket(CURL *easy, curl_socket_t socket, int what, void *context, void *socket_context) {
-    (void)easy;
-    (void)socket_context;
-    stand_in_multi *multi = context;
-    if (what == CURL_POLL_REMOVE) {
-        // Fails harmlessly (EBADF, ENOENT) when curl closed the socket already.
-        epoll_ctl(multi->epoll_fd, EPOLL_CTL_DEL, socket, NULL);
-        return 0;
-    }
-    struct epoll_event event = {.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0),
-                                .data.fd = socket};
-    if (epoll_ctl(multi->epoll_fd, EPOLL_CTL_MOD, socket, &event) != 0 && errno == ENOENT) {
-        epoll_ctl(multi->epoll_fd, EPOLL_CTL_ADD, socket, &event);
-    }
-    return 0;
-}
-
-// CURLMOPT_TIMERFUNCTION: when curl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` next.
-static int set_timer(CURLM *real, long timeout_ms, void *context) {
-    (void)real;
-    stand_in_multi *multi = context;
-    multi->deadline_ms = timeout_ms < 0 ? -1 : monotonic_milliseconds() + timeout_ms;
-    return 0;
-}
-#endif
-
 CURLMcode curl_multi_add_handle(CURLM *handle, CURL *easy) {
     stand_in_multi *multi = handle;
     if (!multi || !easy) return CURLM_BAD_HANDLE;
@@ -346,12 +291,6 @@ CURLMcode curl_multi_add_handle(CURLM *handle, CURL *easy) {
         for (int index = 0; index < multi->option_count; index++) {
             table.multi_setopt(real, multi->options[index].option, multi->options[index].value);
         }
-#ifdef __linux__
-        table.multi_setopt(real, CURLMOPT_SOCKETFUNCTION, watch_socket);
-        table.multi_setopt(real, CURLMOPT_SOCKETDATA, multi);
-        table.multi_setopt(real, CURLMOPT_TIMERFUNCTION, set_timer);
-        table.multi_setopt(real, CURLMOPT_TIMERDATA, multi);
-#endif
         multi->real = real;
     }
     return table.multi_add_handle(multi->real, easy);
@@ -482,49 +421,6 @@ CURLMcode curl_multi_wakeup(CURLM *handle) {
     } while (written < 0 && errno == EINTR);
     // EAGAIN: the counter (or the pipe) is full, so a wake-up is pending already.
     return written < 0 && errno != EAGAIN ? CURLM_WAKEUP_FAILURE : CURLM_OK;
-}
-
-CURLMcode imgp_multi_run(CURLM *handle, int timeout_ms, int *running) {
-    stand_in_multi *multi = handle;
-    if (!multi) return CURLM_BAD_HANDLE;
-    if (running) *running = 0;
-#ifdef __linux__
-    if (!multi->real) return curl_multi_poll(handle, NULL, 0, timeout_ms, NULL);
-    int wait = timeout_ms < 0 ? -1 : timeout_ms;
-    if (multi->deadline_ms >= 0) {
-        long long left = multi->deadline_ms - monotonic_milliseconds();
-        if (left < 0) left = 0;
-        if (wait < 0 || left < wait) wait = (int)left;
-    }
-    struct epoll_event events[32];
-    int ready;
-    do {
-        ready = epoll_wait(multi->epoll_fd, events, 32, wait);
-    } while (ready < 0 && errno == EINTR);
-    if (ready < 0) return CURLM_INTERNAL_ERROR;
-    CURLMcode code = CURLM_OK;
-    for (int index = 0; index < ready; index++) {
-        int fd = events[index].data.fd;
-        if (fd == multi->wake_fd) {
-            drain(fd);
-            continue;
-        }
-        uint32_t flags = events[index].events;
-        int mask = ((flags & EPOLLIN) ? CURL_CSELECT_IN : 0) | ((flags & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
-                   ((flags & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
-        code = table.multi_socket_action(multi->real, fd, mask, running);
-    }
-    if (multi->deadline_ms >= 0 && monotonic_milliseconds() >= multi->deadline_ms) {
-        // Cleared first: curl sets the next deadline while it acts.
-        multi->deadline_ms = -1;
-        code = table.multi_socket_action(multi->real, CURL_SOCKET_TIMEOUT, 0, running);
-    }
-    return code;
-#else
-    CURLMcode code = curl_multi_poll(handle, NULL, 0, timeout_ms, NULL);
-    if (code != CURLM_OK) return code;
-    return curl_multi_perform(handle, running);
-#endif
 }
 
 CURL *imgp_message_done_handle(CURLMsg *message, CURLcode *result) {

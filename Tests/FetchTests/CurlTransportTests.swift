@@ -132,9 +132,11 @@ struct CurlTransportTests {
         #expect(try await Self.transport.download(url("/first-byte")) == TestImages.png())
     }
 
-    /// The thread's wait ends by curl's own timer (CURLMOPT_TIMERFUNCTION, kept by `imgp_multi_run`):
-    /// with a wait that never ends by itself and a server that never answers, only that timer can
-    /// end the transfer with curl's timeout (it hangs into the time limit without it).
+    /// The thread's wait ends by curl's own timer (`curl_multi_poll` waits at most until it; kept
+    /// for any other way of waiting, such as the epoll driver tried in docs/transport.md): with a
+    /// wait that never ends by itself and a server that never answers, only that timer can end the
+    /// transfer with curl's timeout (it hangs into the time limit without it: checked with the
+    /// epoll driver's timer disabled).
     @Test(.timeLimit(.minutes(1)))
     func curlsTimerEndsAHungTransferThoughTheWaitNeverEndsByItself() async throws {
         var configuration = TransportConfiguration()

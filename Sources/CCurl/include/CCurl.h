@@ -51,14 +51,6 @@ CURLcode imgp_easy_getinfo_string(CURL *handle, CURLINFO info, char **value);
 
 CURLMcode imgp_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 
-/// One turn of the transfer thread: waits at most `timeout_ms` (-1: no limit) for one of curl's
-/// sockets to be ready, curl's next timer, or `curl_multi_wakeup`, then lets curl act on what
-/// happened (`curl_multi_socket_action`, on Linux over an epoll set kept across turns, so that no
-/// turn re-registers every socket as `curl_multi_poll` does); finished transfers are then read with
-/// `curl_multi_info_read`. Returns at once when a timer is due (e.g. right after
-/// `curl_multi_add_handle`). Elsewhere: `curl_multi_poll`, then `curl_multi_perform`.
-CURLMcode imgp_multi_run(CURLM *multi, int timeout_ms, int *running);
-
 /// The easy handle of a finished-transfer message, and its result code; 0 when `message` is not
 /// a CURLMSG_DONE message.
 CURL *imgp_message_done_handle(CURLMsg *message, CURLcode *result);

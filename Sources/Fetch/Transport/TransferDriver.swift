@@ -15,10 +15,10 @@ import Darwin
 /// drives, cancels and finishes transfers, and frees every handle when the transport shuts down.
 ///
 /// Each turn of its loop: stop the cancelled transfers (which frees their connection slots), stop
-/// for good if a shutdown was asked for, start what may start now, wait (`imgp_multi_run`: epoll
-/// over curl's sockets, kept across turns) until a socket is ready, curl's next timer, or a
-/// wake-up (a new transfer, a cancellation, `resume()`, a shutdown) and let curl act on it, then
-/// finish what curl completed; the next turn starts what their slots let start before it waits.
+/// for good if a shutdown was asked for, start what may start now, let curl work, finish what
+/// curl completed (and turn again at once if anything finished, since that freed a slot), else
+/// wait in `curl_multi_poll` until a socket is ready, curl's next timer, or a wake-up (a new
+/// transfer, a cancellation, `resume()`, a shutdown).
 final class TransferDriver: @unchecked Sendable {
     // Everything below is used only on the transport thread, once `start()` has run.
     private let scheduler: TransferScheduler
@@ -67,20 +67,21 @@ final class TransferDriver: @unchecked Sendable {
                     freedAny = true
                 }
             }
-            // Waits only when nothing freed a slot: else the next turn starts the next transfer now.
-            // A transfer just added makes curl's timer due at once: then it does not wait either.
             var running: Int32 = 0
-            imgp_multi_run(multi, freedAny ? 0 : hooks.pollTimeoutMilliseconds, &running)
+            curl_multi_perform(multi, &running)
             var remaining: Int32 = 0
+            var finishedAny = false
             while let message = curl_multi_info_read(multi, &remaining) {
                 var code = CURLE_OK
                 guard let easy = imgp_message_done_handle(message, &code),
                       let transfer = active[key(easy)] else { continue }
                 hooks.transferCompleted?(transfer.url)
                 remove(transfer, outcome: outcome(of: transfer, easy: easy, code: code))
+                finishedAny = true
             }
-            // A finished transfer freed a connection slot: the next turn starts the next ones
-            // before it waits.
+            // A finished transfer freed a connection slot: start the next ones before waiting.
+            if finishedAny || freedAny { continue }
+            curl_multi_poll(multi, nil, 0, hooks.pollTimeoutMilliseconds, nil)
         }
     }
 

@@ -113,7 +113,7 @@ final class TransferScheduler: @unchecked Sendable {
         state.withLock { $0.lifecycle.threadStopped() }
     }
 
-    /// Wakes the thread from its wait (`imgp_multi_run`) unless it has freed the multi handle. Called under
+    /// Wakes the thread from `curl_multi_poll` unless it has freed the multi handle. Called under
     /// the lock, which `threadStopped` takes before the handle is freed.
     private func wake(ifAlive lifecycle: TransportLifecycle<ShutdownWaiter>) {
         if lifecycle.threadIsAlive { curl_multi_wakeup(multi) }

@@ -3,7 +3,7 @@ import Policy
 /// Test points of `CurlTransport`, internal: tests reach them with `@testable import Fetch` to put
 /// the transport in a given state instead of racing the clock.
 struct TransportHooks: Sendable {
-    /// The longest wait of a turn (`imgp_multi_run`) when no socket, timer or wake-up ends it earlier, in
+    /// The longest wait in `curl_multi_poll` when no socket, timer or wake-up ends it earlier, in
     /// milliseconds. A test sets it very large to prove that a wake-up, not the poll's end, moved
     /// the transport on.
     var pollTimeoutMilliseconds: Int32 = 1000
