@@ -132,6 +132,32 @@ struct CurlTransportTests {
         #expect(try await Self.transport.download(url("/first-byte")) == TestImages.png())
     }
 
+    /// The thread's wait ends by curl's own timer (`curl_multi_poll` waits at most until it; kept
+    /// for any other way of waiting, such as the epoll driver tried in docs/transport.md): with a
+    /// wait that never ends by itself and a server that never answers, only that timer can end the
+    /// transfer with curl's timeout (it hangs into the time limit without it: checked with the
+    /// epoll driver's timer disabled).
+    @Test(.timeLimit(.minutes(1)))
+    func curlsTimerEndsAHungTransferThoughTheWaitNeverEndsByItself() async throws {
+        var configuration = TransportConfiguration()
+        configuration.totalTimeout = .milliseconds(300)
+        configuration.retry = .never
+        let transport = CurlTransport(configuration: configuration, logger: .disabled,
+                                      hooks: TransportHooks(pollTimeoutMilliseconds: 3_600_000))
+        server.route("/hang-timer", .hang)
+        let result: Result<[UInt8], FetchError>
+        do {
+            result = .success(try await transport.download(url("/hang-timer")))
+        } catch {
+            result = .failure(error)
+        }
+        await transport.shutdown()
+        guard case .failure(let error) = result, case .transport(28, _) = error.code else {
+            Issue.record("expected curl's timeout (28), got \(result)")
+            return
+        }
+    }
+
     /// A transport whose poll never ends by itself (an hour): only a wake-up moves it on, so a
     /// test that completes proves the wake-up (and hangs into its time limit without it).
     static func wakeUpOnly(maximumConnections: Int = 8, logger: Logger = .disabled) -> CurlTransport {

@@ -126,7 +126,7 @@ public final class CurlTransport: ImageDownloading {
     /// priority.value = LoadPriority(.visible, order: 0)   // the row scrolled onto the screen
     /// ```
     public func download(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> [UInt8] {
-        try await response(for: url, headers: [], priority: priority, checkpoints: nil).wholeImage(of: url)
+        try await answer(for: url, headers: [], priority: priority, checkpoints: nil, returnsHeaders: false).wholeImage(of: url)
     }
 
     /// Requests `url` with the extra header fields `headers` (conditional, range, `Save-Data`,
@@ -143,11 +143,19 @@ public final class CurlTransport: ImageDownloading {
     /// ```
     public func response(for url: ImageURL, headers: [(name: String, value: String)],
                          priority: RequestPriority, checkpoints: BodyCheckpoints?) async throws(FetchError) -> DownloadResponse {
+        try await answer(for: url, headers: headers, priority: priority, checkpoints: checkpoints, returnsHeaders: true)
+    }
+
+    /// `response(for:headers:priority:checkpoints:)`, with the response's header fields only when
+    /// `returnsHeaders`.
+    private func answer(for url: ImageURL, headers: [(name: String, value: String)], priority: RequestPriority,
+                        checkpoints: BodyCheckpoints?, returnsHeaders: Bool) async throws(FetchError) -> DownloadResponse {
         var random = HookedRandom(bits: hooks.random)
         var attempt = 1
         while true {
             let generation = backoff.generation
-            let (result, retryAfter) = await runAttempt(url, headers: headers, priority: priority, checkpoints: checkpoints)
+            let (result, retryAfter) = await runAttempt(url, headers: headers, priority: priority, checkpoints: checkpoints,
+                                                        returnsHeaders: returnsHeaders)
             let failure: FetchError
             switch result {
             case .success(var answer):
@@ -180,8 +188,9 @@ public final class CurlTransport: ImageDownloading {
 
     /// One attempt: the result, and the wait its response asked for with `Retry-After`.
     private func runAttempt(_ url: ImageURL, headers: [(name: String, value: String)], priority: RequestPriority,
-                            checkpoints: BodyCheckpoints?) async -> (Result<DownloadResponse, FetchError>, RetryAfter?) {
-        let transfer = Transfer(url: url, maximumBodySize: configuration.maximumBodySize, priority: priority, headers: headers)
+                            checkpoints: BodyCheckpoints?, returnsHeaders: Bool) async -> (Result<DownloadResponse, FetchError>, RetryAfter?) {
+        let transfer = Transfer(url: url, maximumBodySize: configuration.maximumBodySize, priority: priority, headers: headers,
+                                returnsHeaders: returnsHeaders)
         transfer.checkpoints = checkpoints
         transfer.nextCheckpoint = checkpoints?.every ?? Int.max
         let scheduler = self.scheduler

@@ -15,6 +15,9 @@ final class Transfer: @unchecked Sendable {
     let maximumBodySize: Int
     /// Read by the queue each time it chooses what to start.
     let priority: RequestPriority
+    /// Whether the response carries its header fields: not for `download`, which returns the body
+    /// only (no strings made per field for nothing).
+    let returnsHeaders: Bool
     /// Extra request header fields (`Name: value` lines), owned by the transfer until it ends.
     let requestHeaders: UnsafeMutablePointer<curl_slist>?
     /// When the request was sent: set on the transport thread when the transfer starts.
@@ -40,8 +43,9 @@ final class Transfer: @unchecked Sendable {
     private let resumed = Locked<CheckedContinuation<DownloadResponse, any Error>?>(nil)
 
     init(url: ImageURL, maximumBodySize: Int, priority: RequestPriority = RequestPriority(),
-         headers: [(name: String, value: String)] = []) {
+         headers: [(name: String, value: String)] = [], returnsHeaders: Bool = true) {
         self.url = url
+        self.returnsHeaders = returnsHeaders
         var list: UnsafeMutablePointer<curl_slist>?
         for (name, value) in headers {
             // A line break in a field would split the request: such a field is not sent.

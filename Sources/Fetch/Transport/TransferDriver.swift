@@ -294,7 +294,7 @@ final class TransferDriver: @unchecked Sendable {
 
     /// The response with its header fields (of the last response, after redirects).
     private func response(_ status: Int, body: [UInt8], of transfer: Transfer, easy: UnsafeMutableRawPointer) -> DownloadResponse {
-        var response = DownloadResponse(status: status, headers: TransferDriver.headerFields(of: easy), body: body,
+        var response = DownloadResponse(status: status, headers: transfer.returnsHeaders ? TransferDriver.headerFields(of: easy) : [], body: body,
                                         requestedAt: transfer.requestedAt, receivedAt: HTTPDate.now())
         response.timing = Self.timing(of: easy, fromCache: status == 304)
         return response
