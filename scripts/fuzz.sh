@@ -75,7 +75,8 @@ build_target() {
         while IFS= read -r object; do objects+=("$object"); done < <(objects_of "$module")
         case "$module" in
             CCurl) extra+=(-Xcc "-fmodule-map-file=$bin/CCurl.build/module.modulemap" -I "$root/Sources/CCurl/include" -lcurl) ;;
-            CImageCodecs) extra+=(-Xcc "-fmodule-map-file=$bin/CImageCodecs.build/module.modulemap" -I "$root/Sources/CImageCodecs/include"
+            # CImageCodecs ships its own module map (include/module.modulemap); SwiftPM generates none for it.
+            CImageCodecs) extra+=(-Xcc "-fmodule-map-file=$root/Sources/CImageCodecs/include/module.modulemap" -I "$root/Sources/CImageCodecs/include"
                                   -lturbojpeg -lpng16 -lwebp -lgif -lpixman-1) ;;
         esac
     done
