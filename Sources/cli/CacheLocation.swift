@@ -67,14 +67,15 @@ struct CacheLocation: ParsableArguments {
     /// from a cache it could not read. An empty path is a usage error.
     static func folderExists(_ folder: String) throws -> Bool {
         guard !folder.isEmpty else { throw CommandFailure.usage("--cache-dir: the path is empty") }
-        if FileKind(path: folder, followingLinks: true) == .directory { return true }
+        let kind = FileKind(path: folder, followingLinks: true)
+        if kind == .directory { return true }
         var info = stat()
         guard lstat(folder, &info) == 0 else {
             let code = errno
             if code == ENOENT { return false }
             throw CommandFailure("\(folder): cannot use it as the cache folder: \(String(cString: strerror(code)).lowercased())", status: .ioError)
         }
-        let what = FileKind(path: folder, followingLinks: true).map { $0.article } ?? "a symbolic link to nothing (or a loop)"
+        let what = kind?.article ?? "a symbolic link to nothing (or a loop)"
         throw CommandFailure("\(folder): cannot use it as the cache folder: it is \(what), not a folder", status: .ioError)
     }
 

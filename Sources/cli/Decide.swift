@@ -1,5 +1,4 @@
 import ArgumentParser
-import Decoding
 import Fetch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -221,17 +220,12 @@ struct DecisionOptions {
         let results = await FetchRun(pipeline: pipeline, json: json, policy: setup.policy, network: decider.network, settings: setup.settings, logger: logger).run(items: setup.items, decisions: decisions)
         await pipeline.flush()
         await transport.shutdown()
-        let decoded: DecodedImage?
-        do {
-            decoded = try SizeOption.decode(results.images.first ?? nil, to: size)
-        } catch {
-            // The image was downloaded (and counted) all the same: the report and its usage line
-            // come first, then the decoding failure (exit 65).
-            FileHandle.standardOutput.write(Data((output + results.lines.joined() + results.usage).utf8))
-            throw error
-        }
-        output += SizeOption.annotate(results.lines, with: decoded, json: json).joined() + results.usage
+        // A body that does not decode was downloaded (and counted) all the same: the report and
+        // its usage line come first, then the decoding failure (exit 65).
+        let decoding = Result { () throws(CommandFailure) in try SizeOption.decode(results.images.first ?? nil, to: size) }
+        output += SizeOption.annotate(results.lines, with: (try? decoding.get()) ?? nil, json: json).joined() + results.usage
         FileHandle.standardOutput.write(Data(output.utf8))
+        let decoded = try decoding.get()
         if let path = self.output {
             if let image = results.images.first ?? nil {
                 try ImageOutput.write(try decoded.map(SizeOption.png) ?? image.bytes, to: path)

@@ -21,13 +21,12 @@ enum ImageOutput {
     static func write(_ bytes: [UInt8], to path: String) throws(CommandFailure) {
         // `-` is not a file name here: standard output carries the decision's report.
         guard path != "-" else { throw standardOutputRefused }
-        switch FileKind(path: path, followingLinks: true) {
+        let kind = FileKind(path: path, followingLinks: true)
+        if let kind, refuses(kind) { throw refusal(path, kind) }
+        switch kind {
         case .fifo, .characterDevice:
             try writeDirectly(bytes, to: path)
-        case .directory, .blockDevice, .socket:
-            let kind = FileKind(path: path, followingLinks: true)?.article ?? "a special file"
-            throw failure(path, "is \(kind); the image can be written to a regular file, a character device or a FIFO")
-        case .regular, .symbolicLink, nil:
+        default:   // a regular file, or nothing there yet (the refused kinds were thrown above)
             do {
                 try AtomicFileWriter.write(bytes, to: path, createFolders: false)
             } catch {
@@ -43,20 +42,15 @@ enum ImageOutput {
     static func checkBeforeFetching(_ path: String) throws(CommandFailure) {
         guard !path.isEmpty else { throw CommandFailure.usage("--output: the path is empty") }
         guard path != "-" else { throw standardOutputRefused }
-        switch FileKind(path: path, followingLinks: true) {
-        case .directory, .blockDevice, .socket:
-            let kind = FileKind(path: path, followingLinks: true)?.article ?? "a special file"
-            throw failure(path, "is \(kind); the image can be written to a regular file, a character device or a FIFO")
-        case nil:
-            if FileKind(path: path, followingLinks: false) == .symbolicLink {
-                throw failure(path, "is a symbolic link to a missing file")
-            }
-            let folder = PathText.parent(of: path)
-            if !folder.isEmpty, FileKind(path: folder, followingLinks: true) != .directory {
-                throw failure(path, "the folder \(folder) does not exist")
-            }
-        default:
-            break
+        let kind = FileKind(path: path, followingLinks: true)
+        if let kind, refuses(kind) { throw refusal(path, kind) }
+        guard kind == nil else { return }
+        if FileKind(path: path, followingLinks: false) == .symbolicLink {
+            throw failure(path, "is a symbolic link to a missing file")
+        }
+        let folder = PathText.parent(of: path)
+        if !folder.isEmpty, FileKind(path: folder, followingLinks: true) != .directory {
+            throw failure(path, "the folder \(folder) does not exist")
         }
     }
 
@@ -87,6 +81,16 @@ enum ImageOutput {
         } catch {
             throw failure(path, error.message)
         }
+    }
+
+    /// The kinds of target an image is never written to: writing an image over a disk, a folder
+    /// or a socket is never what was meant.
+    private static func refuses(_ kind: FileKind) -> Bool {
+        kind == .directory || kind == .blockDevice || kind == .socket
+    }
+
+    private static func refusal(_ path: String, _ kind: FileKind) -> CommandFailure {
+        failure(path, "is \(kind.article); the image can be written to a regular file, a character device or a FIFO")
     }
 
     private static func failure(_ path: String, _ message: String) -> CommandFailure {

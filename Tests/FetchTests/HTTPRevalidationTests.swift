@@ -43,6 +43,15 @@ struct HTTPRevalidationTests {
     }
 
     /// Loads `path` into the disk cache, then forgets it in memory.
+    /// `old` tagged `"v1"` the first time, `new` tagged `"v2"` afterwards (both `max-age=60`): a
+    /// revalidation after the first load is answered 200 with the new image.
+    static func replacedRoute(_ old: [UInt8], by new: [UInt8]) -> TestHTTPServer.Response {
+        .dynamic { hit in
+            hit == 1 ? .headers(200, ["ETag: \"v1\"", "Cache-Control: max-age=60"], old)
+                     : .headers(200, ["ETag: \"v2\"", "Cache-Control: max-age=60"], new)
+        }
+    }
+
     func loadAndKeepOnDiskOnly(_ path: String) async throws {
         #expect(try await pipeline.image(for: url(path)).source == .network)
         await pipeline.flush()
@@ -108,10 +117,7 @@ struct HTTPRevalidationTests {
 
     @Test func a200ToARevalidationReplacesTheStoredBytes() async throws {
         let old = TestImages.png(size: 3000, seed: 1), new = TestImages.png(size: 3500, seed: 9)
-        server.route("/r", .dynamic { hit in
-            hit == 1 ? .headers(200, ["ETag: \"v1\"", "Cache-Control: max-age=60"], old)
-                     : .headers(200, ["ETag: \"v2\"", "Cache-Control: max-age=60"], new)
-        })
+        server.route("/r", Self.replacedRoute(old, by: new))
         try await loadAndKeepOnDiskOnly("/r")
         clock.advance(120)
         #expect(try await pipeline.image(for: url("/r")).bytes == old)   // shown at once, not re-delivered
@@ -126,10 +132,7 @@ struct HTTPRevalidationTests {
     /// (they used to go uncounted: `usage: 0 B downloaded` for a run that downloaded them).
     @Test func aReplacementDownloadedInTheBackgroundIsCountedByTheLoadersRecorder() async throws {
         let old = TestImages.png(size: 3000, seed: 1), new = TestImages.png(size: 3500, seed: 9)
-        server.route("/b", .dynamic { hit in
-            hit == 1 ? .headers(200, ["ETag: \"v1\"", "Cache-Control: max-age=60"], old)
-                     : .headers(200, ["ETag: \"v2\"", "Cache-Control: max-age=60"], new)
-        })
+        server.route("/b", Self.replacedRoute(old, by: new))
         try await loadAndKeepOnDiskOnly("/b")
         clock.advance(120)
         let recorder = DataUsageRecorder()

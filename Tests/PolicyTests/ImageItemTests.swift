@@ -54,11 +54,24 @@ struct LargeDataFileTests {
         #expect(FileManager.default.createFile(atPath: path, contents: Data("[".utf8)))
         defer { try? FileManager.default.removeItem(atPath: path) }
         #expect(truncate(path, 1 << 40) == 0)   // 1 TiB, sparse: without the limit, reading it would never end
+        let readBefore = Self.bytesReadByThisThread()
         #expect {
             _ = try ImageItem.load(contentsOf: path)
         } throws: { error in
             guard let error = error as? DataFileError else { return false }
             return error.description.contains(path) && error.description.contains("larger than 64 MiB")
         }
+        // Refused by its size: not a byte of it read (reading up to the limit first read 64 MiB).
+        // The count is this thread's own (`rchar`), so tests running beside it do not add to it.
+        if let before = readBefore, let after = Self.bytesReadByThisThread() {
+            #expect(after - before < 1 << 20, "read \(after - before) bytes")
+        }
+    }
+
+    /// The bytes this thread has read so far (`rchar` in /proc/thread-self/io), nil where unreadable.
+    static func bytesReadByThisThread() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/thread-self/io", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("rchar:") }) else { return nil }
+        return Int(line.dropFirst("rchar:".count).trimmingCharacters(in: .whitespaces))
     }
 }
