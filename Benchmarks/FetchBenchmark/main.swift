@@ -386,5 +386,5 @@ case "run" where arguments.count == 5:
     guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
     do { try await run(base: arguments[2], count: count, work: arguments[4]) } catch { fail("\(error)") }
 default:
-    fail("usage: fetch-benchmark generate DIR COUNT | run BASE-URL COUNT WORK-DIR | compare BASE-URL COUNT ROUNDS")
+    fail("usage: fetch-benchmark generate DIR COUNT | run BASE-URL COUNT WORK-DIR | compare BASE-URL COUNT ROUNDS | transport BASE-URL COUNT | warm BASE-URL COUNT CACHE-DIR")
 }
