@@ -10,5 +10,9 @@
 # files and network bodies. Security first; docs/startup.md has the figures.
 # --disable-local-rpath drops the `$ORIGIN` run path, which made the loader look for libc, libm,
 # libstdc++, libgcc_s and pixman in the binary's folder first (a readlink and a dozen failed opens).
+# -Xlinker --no-export-dynamic undoes the -export-dynamic that the toolchain's static-stdlib link
+# arguments add: without it every public symbol of the package's own modules (about 4,700) sat in
+# the dynamic symbol table, which the runtime's start-up `dladdr` (finding its own path for the
+# backtracer) scanned at every run; nothing loads symbols from the command (docs/startup.md).
 # shellcheck shell=bash
-release_flags=(--static-swift-stdlib --disable-local-rpath)
+release_flags=(--static-swift-stdlib --disable-local-rpath -Xlinker --no-export-dynamic)

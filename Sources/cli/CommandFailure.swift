@@ -54,7 +54,7 @@ struct CommandFailure: Error {
         guard !message.isEmpty else { exitProcess(status.rawValue) }
         // Messages quote file contents, names and arguments: escaped, so that they stay one line.
         let line = "imgpolicy: " + TerminalText.escaped(message) + "\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        FileHandle.standardError.write(text: line)
         exitProcess(status.rawValue)
     }
 }

@@ -181,7 +181,7 @@ struct DecisionOptions {
             setup.logger.trace("decided", metadata: ["item": "\(item.id ?? item.original.absoluteString)", "decision": "\(decision)"])
             if explain {
                 let trace = explanation(policy: setup.policy, input: input, item: item)
-                if json { FileHandle.standardError.write(Data(trace.utf8)) } else { output += trace }
+                if json { FileHandle.standardError.write(text: trace) } else { output += trace }
             }
             if !fetch { output += (json ? jsonLine(decision) : textLine(decision, item: item)) + "\n" }
         }
@@ -200,7 +200,7 @@ struct DecisionOptions {
         } else {
             knownCache = try CacheLocation.openUnlessEmpty(path: cachePath, logger: setup.logger) ?? StaticCacheContents.empty
         }
-        FileHandle.standardOutput.write(Data(decideAll(setup, cache: knownCache).output.utf8))
+        FileHandle.standardOutput.write(text: decideAll(setup, cache: knownCache).output)
     }
 
     func run() async throws {
@@ -224,14 +224,14 @@ struct DecisionOptions {
         // its usage line come first, then the decoding failure (exit 65).
         let decoding = Result { () throws(CommandFailure) in try SizeOption.decode(results.images.first ?? nil, to: size) }
         output += SizeOption.annotate(results.lines, with: (try? decoding.get()) ?? nil, json: json).joined() + results.usage
-        FileHandle.standardOutput.write(Data(output.utf8))
+        FileHandle.standardOutput.write(text: output)
         let decoded = try decoding.get()
         if let path = self.output {
             if let image = results.images.first ?? nil {
                 try ImageOutput.write(try decoded.map(SizeOption.png) ?? image.bytes, to: path)
             } else if results.failure == nil {
                 let message = "imgpolicy: nothing written to \(TerminalText.escaped(path)): the decision is the placeholder\n"
-                FileHandle.standardError.write(Data(message.utf8))
+                FileHandle.standardError.write(text: message)
             }
         }
         if let failure = results.failure { throw failure }

@@ -33,19 +33,29 @@ struct FileHandle: Sendable {
 
     /// Writes all of `data`.
     func write(_ data: Data) {
-        data.withUnsafeBytes { buffer in
-            guard var start = buffer.baseAddress else { return }
-            var remaining = buffer.count
-            while remaining > 0 {
-                let written = writeSome(start, remaining)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    if fileDescriptor == 1 { StandardStreams.outputFailed(errno) }
-                    return
-                }
-                start += written
-                remaining -= written
+        data.withUnsafeBytes { write(bytes: $0) }
+    }
+
+    /// Writes `text` as UTF-8, without making a `Data` of it first (`Data(text.utf8)` asks at run
+    /// time whether the view is `ContiguousBytes`, a search of the executable's conformances on
+    /// first use: docs/startup.md).
+    func write(text: String) {
+        var text = text
+        text.withUTF8 { write(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    private func write(bytes buffer: UnsafeRawBufferPointer) {
+        guard var start = buffer.baseAddress else { return }
+        var remaining = buffer.count
+        while remaining > 0 {
+            let written = writeSome(start, remaining)
+            if written < 0 {
+                if errno == EINTR { continue }
+                if fileDescriptor == 1 { StandardStreams.outputFailed(errno) }
+                return
             }
+            start += written
+            remaining -= written
         }
     }
 
@@ -56,6 +66,13 @@ struct FileHandle: Sendable {
         Musl.write(fileDescriptor, start, count)
         #endif
     }
+}
+#else
+import Foundation
+
+extension FileHandle {
+    /// Writes `text` as UTF-8 (FoundationEssentials' stand-in above has the same method).
+    func write(text: String) { write(Data(text.utf8)) }
 }
 #endif
 

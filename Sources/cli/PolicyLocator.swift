@@ -46,8 +46,10 @@ enum PolicyLocator {
         }
         let share = PathText.appending("share/imgpolicy/policies", to: PathText.parent(of: executableFolder))
         folders.append(share)
-        var seen = Set<String>()
-        return folders.filter { seen.insert($0).inserted }
+        // Each folder once, in order; a handful of them, so no `Set` (docs/startup.md).
+        var unique: [String] = []
+        for folder in folders where !unique.contains(folder) { unique.append(folder) }
+        return unique
     }
 
     private static func executablePath() -> String {

@@ -23,6 +23,13 @@ struct ImageItemTests {
         (#"{"original": "images/o.jpg"}"#, "is not an absolute URL"),
         (#"{"original": "https:///o.jpg"}"#, "has no host"),
         (#"{"original": "https://x.example/a b.jpg"}"#, "white space"),
+        // Each kind the ASCII fast path and the Unicode path must catch: a tab (JSON escape), a
+        // DEL, a no-break space and an ideographic space (not ASCII), a control after non-ASCII.
+        (#"{"original": "https://x.example/a\tb.jpg"}"#, "white space"),
+        ("{\"original\": \"https://x.example/a\u{7F}b.jpg\"}", "control characters"),
+        ("{\"original\": \"https://x.example/a\u{A0}b.jpg\"}", "white space"),
+        ("{\"original\": \"https://x.example/\u{E9}\u{3000}.jpg\"}", "white space"),
+        (#"{"original": "https://x.example/\u00e9\u0001.jpg"}"#, "control characters"),
         (#"{"original": "https://x/o", "id": true}"#, #""id" must be a string or an integer"#),
         ("[]", "the array holds no item"),
         ("\"https://x/o\"", "expected an item object or an array of items, found a string"),
@@ -41,7 +48,8 @@ struct ImageItemTests {
         }
     }
 
-    @Test(arguments: ["http://a", "HTTPS://A.example:8443/x?y#z", "https://[::1]:8080/i.png", "https://xn--bcher-kva.example/p"])
+    @Test(arguments: ["http://a", "HTTPS://A.example:8443/x?y#z", "https://[::1]:8080/i.png", "https://xn--bcher-kva.example/p",
+                      "https://a.example/caf\u{E9}.jpg"])
     func acceptsURL(_ text: String) {
         #expect(ImageURL(text) != nil)
     }

@@ -221,9 +221,14 @@ private struct Cursor {
         // Whether a backslash was seen: without one (most strings) the text is the one run.
         var escaped = false
         func validated(_ cursor: Cursor, upTo end: Int) throws(JSONParser.SyntaxError) -> String {
-            guard let text = cursor.bytes.withUnsafeBufferPointer({ String(validating: UnsafeBufferPointer(rebasing: $0[runStart..<end]), as: UTF8.self) }) else {
-                throw cursor.fail("a string is not valid UTF-8")
+            let text = cursor.bytes.withUnsafeBufferPointer { all -> String? in
+                let run = UnsafeBufferPointer(rebasing: all[runStart..<end])
+                // ASCII is valid UTF-8: decoded without `String(validating:)`, whose generic
+                // validation costs about a thousand instructions a string (docs/startup.md).
+                if run.allSatisfy({ $0 < 0x80 }) { return String(decoding: run, as: UTF8.self) }
+                return String(validating: run, as: UTF8.self)
             }
+            guard let text else { throw cursor.fail("a string is not valid UTF-8") }
             return text
         }
         func flush(_ cursor: Cursor, upTo end: Int, into scalars: inout String.UnicodeScalarView) throws(JSONParser.SyntaxError) {

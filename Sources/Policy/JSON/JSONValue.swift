@@ -4,8 +4,10 @@
 /// Numbers keep their source text, so that a value the project does not interpret (an unknown key
 /// in a settings file, say) is written back exactly as it was read.
 public struct JSONValue: Sendable, Hashable {
-    /// The kinds of JSON value, with their contents.
-    public indirect enum Kind: Sendable, Hashable {
+    /// The kinds of JSON value, with their contents. Not `indirect`: arrays and objects already
+    /// hold their elements on the heap, and a box per value made loading a policy allocate and free
+    /// one more block per value (docs/startup.md).
+    public enum Kind: Sendable, Hashable {
         /// `null`.
         case null
         /// `true` or `false`.

@@ -58,7 +58,14 @@ public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible 
             authority = String(authority[..<colon])
             if port != (scheme == "https" ? "443" : "80") { authority += ":" + port }
         }
-        return scheme + "://" + authority + text[authorityEnd...]
+        // Appended one by one, each a String or a Substring: `String + Substring` is the generic
+        // `RangeReplaceableCollection` operator, whose first use searches the conformances at run
+        // time (docs/startup.md).
+        var normal = scheme
+        normal += "://"
+        normal += authority
+        normal.append(contentsOf: text[authorityEnd...])
+        return normal
     }
 
     /// Why `text` is not an acceptable image URL, or nil when it is. The message never repeats
@@ -68,9 +75,7 @@ public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible 
         if text.utf8.count > maximumLength {
             return "the URL is \(text.utf8.count) bytes long, longer than the limit of \(maximumLength)"
         }
-        if text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) {
-            return "the URL contains white space or control characters"
-        }
+        if containsWhiteSpaceOrControl(text) { return "the URL contains white space or control characters" }
         guard let colon = text.firstIndex(of: ":") else {
             return "\"\(text)\" is not an absolute URL (only http and https are allowed)"
         }
@@ -87,6 +92,19 @@ public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible 
             return "the URL holds user information (user:password@ before the host): credentials in URLs are not accepted"
         }
         return authorityProblem(authority)
+    }
+
+    /// Whether `text` holds a white-space or control character. Byte by byte while the text is
+    /// ASCII (the usual URL); Unicode's white-space property only for the rest, as reading it
+    /// costs hundreds of instructions a character (docs/startup.md).
+    private static func containsWhiteSpaceOrControl(_ text: String) -> Bool {
+        var isASCII = true
+        for byte in text.utf8 {
+            if byte >= 0x80 { isASCII = false; break }
+            if byte <= 0x20 || byte == 0x7F { return true }   // controls, space; 0x09-0x0D are both
+        }
+        if isASCII { return false }
+        return text.unicodeScalars.contains { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }
     }
 
     /// Why the host and port part is wrong, or nil.

@@ -15,6 +15,10 @@ public enum NetworkKind: String, Sendable, Hashable, CaseIterable, CustomStringC
     /// The name used in files, flags and output: `wifi`, `cellular`, `wired`, `offline`, `unknown`.
     public var description: String { rawValue }
 
+    /// This kind's bit in a mask of kinds: `1 << index`.
+    @inline(__always)
+    var bit: UInt8 { 1 << UInt8(index) }
+
     /// A dense index 0..<5, for tables.
     @usableFromInline @inline(__always)
     var index: Int {

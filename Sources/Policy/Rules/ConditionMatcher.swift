@@ -23,33 +23,21 @@ struct ConditionMatcher {
     private let thumbnailCoversDisplay: Bool?
 
     init(_ condition: RuleCondition, settings declarations: [SettingDeclaration]) {
-        var kinds: UInt64 = 0
-        if let networks = condition.networks {
-            for kind in networks { kinds |= 1 << UInt64(kind.index) }
-        } else {
-            kinds = .max
-        }
-        self.kinds = kinds
+        kinds = condition.networkBits.map(UInt64.init) ?? .max
         var settingsMask: UInt16 = 0, settingsValues: UInt16 = 0, wantsUndeclared = false
-        for (key, wanted) in condition.settings {
-            if let position = declarations.firstIndex(where: { $0.key == key }), position < UInt16.bitWidth {
+        for requirement in condition.settingRequirements {
+            if let position = declarations.firstIndex(where: { $0.key == requirement.key }), position < UInt16.bitWidth {
                 settingsMask |= 1 << position
-                if wanted { settingsValues |= 1 << position }
-            } else if wanted {
+                if requirement.wanted { settingsValues |= 1 << position }
+            } else if requirement.wanted {
                 wantsUndeclared = true
             }
         }
         self.settingsMask = settingsMask
         self.settingsValues = settingsValues
         wantsUndeclaredSetting = wantsUndeclared
-        var cachedMask: UInt8 = 0, cachedValues: UInt8 = 0
-        for (variant, wanted) in condition.cached {
-            let bit = CachedVariants(variant).rawValue
-            cachedMask |= bit
-            if wanted { cachedValues |= bit }
-        }
-        self.cachedMask = cachedMask
-        self.cachedValues = cachedValues
+        cachedMask = condition.cachedMask
+        cachedValues = condition.cachedValues
         expensive = condition.expensive
         constrained = condition.constrained
         roaming = condition.roaming
@@ -61,7 +49,7 @@ struct ConditionMatcher {
 
     func holds(for input: PolicyInput) -> Bool {
         let network = input.network
-        if kinds & (1 << UInt64(network.kind.index)) == 0 || wantsUndeclaredSetting { return false }
+        if kinds & UInt64(network.kind.bit) == 0 || wantsUndeclaredSetting { return false }
         if let expensive, expensive != network.isExpensive { return false }
         if let constrained, constrained != network.isConstrained { return false }
         if let roaming, roaming != network.isRoaming { return false }

@@ -74,7 +74,7 @@ extension ImagePolicy {
     /// The input a case describes, with undeclared settings ignored (validation rejects them).
     public func input(for policyCase: PolicyCase) -> PolicyInput {
         PolicyInput(network: policyCase.network, cached: policyCase.cached, hasThumbnail: policyCase.hasThumbnail,
-                    settings: resolveSettings(policyCase.settings).settings,
+                    settings: resolveSettings(policyCase.settingValues).settings,
                     thumbnailCoversDisplay: policyCase.thumbnailCoversDisplay, isSlow: isSlow(policyCase.estimate))
     }
 

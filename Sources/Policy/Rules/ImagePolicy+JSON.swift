@@ -232,7 +232,7 @@ extension ImagePolicy {
                                                  "thumbnailCoversDisplay", "slow"])
         var condition = RuleCondition()
         if let networkValue = reader.value("network") {
-            condition.networks = try networkKinds(networkValue, reader: reader)
+            condition.requireNetworks(bits: try networkKinds(networkValue, reader: reader))
         }
         condition.expensive = try reader.bool("expensive")
         condition.constrained = try reader.bool("constrained")
@@ -245,7 +245,7 @@ extension ImagePolicy {
             guard case .bool(let wanted) = member.value.kind else {
                 throw reader.error("setting \"\(member.key)\" must be true or false, found \(member.value.typeDescription)", at: member.value)
             }
-            condition.settings[member.key] = wanted
+            condition.requireSetting(member.key, wanted)
         }
         for member in try reader.object("cached") ?? [] {
             guard let variant = Variant(rawValue: member.key) else {
@@ -254,19 +254,20 @@ extension ImagePolicy {
             guard case .bool(let wanted) = member.value.kind else {
                 throw reader.error("\"cached\".\"\(member.key)\" must be true or false, found \(member.value.typeDescription)", at: member.value)
             }
-            condition.cached[variant] = wanted
+            condition.requireCached(variant, wanted)
         }
         return condition
     }
 
-    private static func networkKinds(_ value: JSONValue, reader: JSONObjectReader) throws(DataFileError) -> Set<NetworkKind> {
+    /// The kinds `"network"` names, one bit per `NetworkKind.index`.
+    private static func networkKinds(_ value: JSONValue, reader: JSONObjectReader) throws(DataFileError) -> UInt8 {
         let names: [JSONValue]
         switch value.kind {
         case .string: names = [value]
         case .array(let elements): names = elements
         default: throw reader.error("\"network\" must be a network kind or an array of them, found \(value.typeDescription)", at: value)
         }
-        var kinds = Set<NetworkKind>()
+        var kinds: UInt8 = 0
         for name in names {
             guard case .string(let text) = name.kind else {
                 throw reader.error("\"network\" must list strings, found \(name.typeDescription)", at: name)
@@ -274,7 +275,7 @@ extension ImagePolicy {
             guard let kind = NetworkKind(rawValue: text) else {
                 throw reader.error("unknown network kind \"\(text)\" (expected \(quotedList(NetworkKind.allCases.map(\.rawValue))))", at: name)
             }
-            kinds.insert(kind)
+            kinds |= kind.bit
         }
         return kinds
     }
@@ -293,12 +294,12 @@ extension ImagePolicy {
         let network = NetworkState(kind, isExpensive: try reader.bool("expensive") ?? false,
                                    isConstrained: try reader.bool("constrained") ?? false,
                                    isRoaming: try reader.bool("roaming") ?? false, isCaptive: try reader.bool("captive") ?? false)
-        var settings: [String: Bool] = [:]
+        var settings: [SettingRequirement] = []
         for member in try reader.object("settings") ?? [] {
             guard case .bool(let value) = member.value.kind else {
                 throw reader.error("setting \"\(member.key)\" must be true or false, found \(member.value.typeDescription)", at: member.value)
             }
-            settings[member.key] = value
+            settings.set(member.key, value)
         }
         var cached: CachedVariants = []
         for element in try reader.array("cached") ?? [] {
@@ -338,9 +339,10 @@ extension ImagePolicy {
         if action == nil && prefetch == nil && runningLoads == nil && revalidates == nil {
             throw expect.error("\"expect\" must hold \"action\", \"prefetch\" or \"runningLoads\" (or \"revalidatesStale\")")
         }
-        var policyCase = PolicyCase(name: name, network: network, settings: settings, cached: cached, hasThumbnail: hasThumbnail,
+        var policyCase = PolicyCase(name: name, network: network, cached: cached, hasThumbnail: hasThumbnail,
                                     thumbnailCoversDisplay: covers, estimate: estimate, expect: action, rule: rule, prefetch: prefetch,
                                     runningLoads: runningLoads, line: value.line)
+        policyCase.settingValues = settings
         policyCase.expectedStaleRevalidation = revalidates
         return policyCase
     }

@@ -106,14 +106,19 @@ public struct ImagePolicy: Sendable {
     /// Resolves `values` (key → on/off) against the declarations; keys left out take their
     /// defaults. Returns the first key the policy does not declare through `unknownKey`.
     public func resolveSettings(_ values: [String: Bool]) -> (settings: ResolvedSettings, unknownKey: String?) {
+        resolveSettings([SettingRequirement](sortedFrom: values))
+    }
+
+    /// `resolveSettings(_:)` for values already sorted by key.
+    func resolveSettings(_ values: [SettingRequirement]) -> (settings: ResolvedSettings, unknownKey: String?) {
         var resolved = defaultSettings
         var unknown: String?
-        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
-            guard let position = settingPosition(key) else {
-                if unknown == nil { unknown = key }
+        for value in values {
+            guard let position = settingPosition(value.key) else {
+                if unknown == nil { unknown = value.key }
                 continue
             }
-            if value { resolved.bits |= 1 << position } else { resolved.bits &= ~(1 << position) }
+            if value.wanted { resolved.bits |= 1 << position } else { resolved.bits &= ~(1 << position) }
         }
         return (resolved, unknown)
     }

@@ -12,7 +12,13 @@ public struct PolicyCase: Sendable, Hashable {
     /// The network state.
     public var network: NetworkState
     /// Settings for this case; a declared setting left out takes its default.
-    public var settings: [String: Bool]
+    public var settings: [String: Bool] {
+        get { settingValues.dictionary }
+        set { settingValues = [SettingRequirement](sortedFrom: newValue) }
+    }
+    /// The same settings, sorted by key (a file's cases are read into this, with no dictionary:
+    /// docs/startup.md).
+    var settingValues: [SettingRequirement] = []
     /// What is cached (read by decisions only).
     public var cached: CachedVariants
     /// Whether the item has a thumbnail (read by decisions only).
@@ -41,7 +47,6 @@ public struct PolicyCase: Sendable, Hashable {
                 rule: String? = nil, prefetch: PrefetchPlan? = nil, runningLoads: RunningLoads? = nil, line: Int = 0) {
         self.name = name
         self.network = network
-        self.settings = settings
         self.cached = cached
         self.hasThumbnail = hasThumbnail
         self.thumbnailCoversDisplay = thumbnailCoversDisplay
@@ -51,6 +56,7 @@ public struct PolicyCase: Sendable, Hashable {
         self.expectedPrefetch = prefetch
         self.expectedRunningLoads = runningLoads
         self.line = line
+        if !settings.isEmpty { self.settings = settings }
     }
 
     /// Whether the case checks the decision (an action or a rule is expected).

@@ -10,8 +10,8 @@ extension PolicyValidator {
     /// (its condition never holds, or earlier entries match every state it matches). Entries that
     /// test no `captive` see a captive network as offline, as rules do.
     func compileNetworkStatePlans() throws(DataFileError) -> PrefetchTable {
-        let declared = Set(settings.map(\.key))
-        var names = Set<String>()
+        let declared = SortedNames(settings.map(\.key))
+        var names = SortedNames()
         for (index, entry) in prefetch.enumerated() {
             let context = prefetchContext(index)
             try checkStateCondition(entry.condition, declared: declared, line: entry.line, context: context, what: "a prefetch plan")
@@ -20,7 +20,7 @@ extension PolicyValidator {
             }
             if let name = entry.name {
                 guard !name.isEmpty else { throw DataFileError(.invalid, source: source, line: entry.line, context: context, message: "the name is empty") }
-                guard names.insert(name).inserted else {
+                guard names.insert(name) else {
                     throw DataFileError(.invalid, source: source, line: entry.line, context: context, message: "another prefetch entry already has this name")
                 }
             }
@@ -104,22 +104,22 @@ extension PolicyValidator {
         "runningLoadsOnWorseNetwork entry \(index + 1)"
     }
 
-    private func checkStateCondition(_ condition: RuleCondition, declared: Set<String>, line: Int, context: String,
+    private func checkStateCondition(_ condition: RuleCondition, declared: SortedNames, line: Int, context: String,
                                      what: String) throws(DataFileError) {
         func fail(_ message: String) -> DataFileError {
             DataFileError(.invalid, source: source, line: line, context: context, message: message)
         }
         if condition.slow != nil { throw fail(Self.slowInStateCondition(what)) }
-        let itemKeys = [("cached", !condition.cached.isEmpty), ("hasThumbnail", condition.hasThumbnail != nil),
+        let itemKeys = [("cached", condition.cachedMask != 0), ("hasThumbnail", condition.hasThumbnail != nil),
                         ("thumbnailCoversDisplay", condition.thumbnailCoversDisplay != nil)]
         if let (key, _) = itemKeys.first(where: { $0.1 }) {
             throw fail("\"when\" tests \"\(key)\", which is about one item, but \(what) is for a whole list "
                        + "(it may test \(quotedList(Self.stateConditionKeys)))")
         }
-        if let networks = condition.networks, networks.isEmpty {
+        if condition.networkBits == 0 {
             throw fail("\"network\" lists no network kind, so the entry can never apply")
         }
-        for key in condition.settings.keys.sorted() where !declared.contains(key) {
+        for key in condition.settingRequirements.map(\.key) where !declared.contains(key) {
             throw fail("reads the setting \"\(key)\", which the policy does not declare in \"settings\"")
         }
     }

@@ -33,20 +33,20 @@ struct PolicyValidator {
         guard settings.count <= ImagePolicy.maximumSettings else {
             throw fail("\(settings.count) settings, at most \(ImagePolicy.maximumSettings) are allowed")
         }
-        var declared = Set<String>()
+        var declared = SortedNames()
         for declaration in settings {
             guard !declaration.key.isEmpty else { throw fail("a setting has an empty name") }
-            guard declared.insert(declaration.key).inserted else { throw fail("the setting \"\(declaration.key)\" is declared twice") }
+            guard declared.insert(declaration.key) else { throw fail("the setting \"\(declaration.key)\" is declared twice") }
         }
-        var names = Set<String>()
+        var names = SortedNames()
         for (index, rule) in rules.enumerated() {
             guard !rule.name.isEmpty else { throw fail("the rule has an empty name", rule: index) }
-            guard names.insert(rule.name).inserted else { throw fail("another rule already has this name", rule: index) }
+            guard names.insert(rule.name) else { throw fail("another rule already has this name", rule: index) }
             if rule.reason.isEmpty { throw fail("the rule has no reason", rule: index) }
-            if let networks = rule.condition.networks, networks.isEmpty {
+            if rule.condition.networkBits == 0 {
                 throw fail("\"network\" lists no network kind, so the rule can never fire", rule: index)
             }
-            for key in rule.condition.settings.keys.sorted() where !declared.contains(key) {
+            for key in rule.condition.settingRequirements.map(\.key) where !declared.contains(key) {
                 throw fail("reads the setting \"\(key)\", which the policy does not declare in \"settings\"", rule: index)
             }
         }
@@ -132,8 +132,8 @@ struct PolicyValidator {
 
     /// Checks the cases against the policy (run after `compile()` and `compileNetworkStatePlans()`).
     func checkCases() throws(DataFileError) {
-        let names = Set(rules.map(\.name))
-        let declared = Set(settings.map(\.key))
+        let names = SortedNames(rules.map(\.name))
+        let declared = SortedNames(settings.map(\.key))
         for (position, policyCase) in cases.enumerated() {
             let context = "case \(position + 1)"
             guard policyCase.checksDecision || policyCase.expectedPrefetch != nil || policyCase.expectedRunningLoads != nil
@@ -148,7 +148,7 @@ struct PolicyValidator {
             if let plan = policyCase.expectedPrefetch, let problem = Self.problem(with: plan) {
                 throw DataFileError(.invalid, source: source, line: policyCase.line, context: context, message: "expects a prefetch plan that \(problem)")
             }
-            for key in policyCase.settings.keys.sorted() where !declared.contains(key) {
+            for key in policyCase.settingValues.map(\.key) where !declared.contains(key) {
                 throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
                                     message: "sets \"\(key)\", which the policy does not declare in \"settings\"")
             }

@@ -118,6 +118,12 @@ public final class FileSettingsStore: SettingsStore {
         state.withLock { $0.defaults }
     }
 
+    /// The default registered for `key`, read under the lock without copying the dictionary
+    /// out (whose type a decision would otherwise make at run time: docs/startup.md).
+    public func registeredDefault(forKey key: String) -> SettingValue? {
+        state.withLock { $0.defaults[key] }
+    }
+
     /// The line of `key` in the file as last read, for error messages.
     public func sourceLine(forKey key: String) -> Int? {
         state.withLock { $0.snapshot?.members.first { $0.key == key }?.value.line }

@@ -42,6 +42,10 @@ public protocol SettingsStore: Sendable {
     /// The defaults registered so far.
     var registeredDefaults: [String: SettingValue] { get }
 
+    /// The default registered for `key`, if any (by default, `registeredDefaults[key]`; a store
+    /// can answer without copying the whole dictionary).
+    func registeredDefault(forKey key: String) -> SettingValue?
+
     /// The line of `key`'s value in the backing file, for error messages; nil when the store has
     /// no file or no line for it (the default).
     func sourceLine(forKey key: String) -> Int?
@@ -51,9 +55,12 @@ extension SettingsStore {
     /// No line: the store is not a file.
     public func sourceLine(forKey key: String) -> Int? { nil }
 
+    /// `registeredDefaults[key]`.
+    public func registeredDefault(forKey key: String) -> SettingValue? { registeredDefaults[key] }
+
     /// The stored value for `key`, else its registered default, else nil.
     public func value(forKey key: String) throws(DataFileError) -> SettingValue? {
-        try storedValue(forKey: key) ?? registeredDefaults[key]
+        try storedValue(forKey: key) ?? registeredDefault(forKey: key)
     }
 
     /// The boolean under `key` (stored, else registered default); nil when there is neither.
