@@ -4,7 +4,7 @@
 # prints both medians and the ratio (the goal: at most 2 ×). Installs hyperfine (Debian) when it
 # is missing.
 #
-# Usage: scripts/bench-startup.sh [--variants] [--baseline REV] [RUNS]
+# Usage: scripts/bench-startup.sh [--variants] [--baseline REV] [--instructions] [RUNS]
 #   RUNS        runs of each command (default 200), after 10 warm-up runs
 #   --variants  also times, in the same hyperfine run, hello-world variants that show what costs
 #               what: importing Foundation, importing FoundationEssentials, linked with libcurl,
@@ -15,14 +15,21 @@
 #               `imgpolicy --version` (parsing the command line, no decision).
 #   --baseline REV  also times the decision of imgpolicy as of git revision REV (e.g. a commit
 #               before a start-up change), built the same way from `git archive REV`.
+#   --instructions  also counts the instructions one decision and one hello world execute in user
+#               space, loader included (valgrind's callgrind; installs valgrind when missing):
+#               a figure the machine's load does not move. Each binary is copied with
+#               `strip --strip-debug` first (valgrind cannot read this toolchain's DWARF); the
+#               copy finds the policies through IMGPOLICY_POLICY_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 variants=0
+instructions=0
 baseline=
 while [ $# -gt 0 ]; do
     case "$1" in
         --variants) variants=1; shift ;;
+        --instructions) instructions=1; shift ;;
         --baseline)
             [ $# -ge 2 ] || { echo "bench-startup.sh: --baseline needs a git revision" >&2; exit 64; }
             git rev-parse --verify --quiet "$2^{commit}" >/dev/null || { echo "bench-startup.sh: --baseline $2: not a git revision" >&2; exit 64; }
@@ -32,7 +39,7 @@ while [ $# -gt 0 ]; do
 done
 runs="${1:-200}"
 case "$runs" in
-    '' | *[!0-9]*) echo "bench-startup.sh: RUNS must be a whole number, not '$runs' (usage: scripts/bench-startup.sh [--variants] [RUNS])" >&2; exit 64 ;;
+    '' | *[!0-9]*) echo "bench-startup.sh: RUNS must be a whole number, not '$runs' (usage: scripts/bench-startup.sh [--variants] [--baseline REV] [--instructions] [RUNS])" >&2; exit 64 ;;
 esac
 source scripts/setup.sh
 
@@ -166,3 +173,28 @@ jq -r '
   | "[bench-startup] median start-up: decision \($m.decision * 1000 * 100 | round / 100) ms, hello world \($m["hello-world"] * 1000 * 100 | round / 100) ms; ratio \($m.decision / $m["hello-world"] * 100 | round / 100) × (goal: at most 2 ×)",
     "[bench-startup] CPU time (user + system): decision \($c.decision * 1000 * 100 | round / 100) ms, hello world \($c["hello-world"] * 1000 * 100 | round / 100) ms; ratio \($c.decision / $c["hello-world"] * 100 | round / 100) ×"
 ' "$results"
+
+if [ "$instructions" = 1 ]; then
+    if ! command -v valgrind >/dev/null 2>&1; then
+        echo "[bench-startup] installing valgrind"
+        if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq valgrind
+    fi
+    stripped="$(mktemp -d "${TMPDIR:-/tmp}/imgpolicy-startup-callgrind.XXXXXX")"
+    trap 'rm -rf "$cache" "$results" "$stripped"' EXIT
+    # count NAME BINARY ARGS...: prints the instructions one run of BINARY executes.
+    count() {
+        local name="$1" binary="$2"
+        shift 2
+        strip --strip-debug -o "$stripped/$name" "$binary"
+        find "$cache" -mindepth 1 -delete
+        IMGPOLICY_POLICY_DIR="$root/policies" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$stripped/$name" "$@" \
+            2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+    }
+    decision_count="$(count imgpolicy "$imgpolicy" "${decision[@]}")"
+    hello_count="$(count hello "$hello")"
+    [ -n "$decision_count" ] && [ -n "$hello_count" ] || { echo "bench-startup.sh: valgrind gave no instruction count" >&2; exit 1; }
+    awk -v d="$decision_count" -v h="$hello_count" 'BEGIN {
+        printf "[bench-startup] instructions (callgrind, user space, loader included): decision %.2f M, hello world %.2f M; ratio %.2f ×\n", d / 1e6, h / 1e6, d / h }'
+fi
