@@ -4,6 +4,11 @@
 # library, with `curl --parallel --parallel-max 8`, with Foundation's URLSession and with
 # AsyncHTTPClient (8 connections per host each); then a warm pass from the disk cache, memory-cache
 # hits, and "is it cached?" on a 100,000-entry index.
+#
+#   ./scripts/bench-fetch.sh               the whole benchmark (`fetch-benchmark run`)
+#   ./scripts/bench-fetch.sh compare [N]   the transport against AsyncHTTPClient alone, N interleaved
+#                                          rounds (default 15) after a warm-up: medians, CPU times
+#                                          (the client's, nginx's, other processes')
 # The benchmark is in the Benchmarks package (Benchmarks/Package.swift), which depends on
 # AsyncHTTPClient and so SwiftNIO: its first release build takes minutes; later runs reuse it.
 set -euo pipefail
@@ -40,4 +45,10 @@ for _ in $(seq 1 50); do
     curl -s -o /dev/null "http://127.0.0.1:$port/0.png" && break
     sleep 0.1
 done
-"$bench" run "http://127.0.0.1:$port" "$count" "$work"
+# nginx's CPU time per pass is read from /proc by the benchmark.
+export IMGPOLICY_BENCH_NGINX_PID="$(cat "$work/nginx/nginx.pid")"
+if [ "${1:-}" = compare ]; then
+    "$bench" compare "http://127.0.0.1:$port" "$count" "${2:-15}"
+else
+    "$bench" run "http://127.0.0.1:$port" "$count" "$work"
+fi

@@ -4,6 +4,8 @@
 //     fetch-benchmark generate DIR COUNT      writes COUNT distinct 10 KiB images to DIR
 //     fetch-benchmark run BASE-URL COUNT WORK  measures, side by side in one run
 //     fetch-benchmark compare BASE-URL COUNT ROUNDS  the transport against AsyncHTTPClient, ROUNDS interleaved rounds
+//                                                  (which goes first alternates), with CPU times (set
+//                                                  IMGPOLICY_BENCH_NGINX_PID for nginx's)
 import AsyncHTTPClient
 import Fetch
 import Foundation
@@ -209,7 +211,7 @@ func run(base: String, count: Int, work: String) async throws {
     let libraryPeak = peakMiB()
 
     // 2. The transport alone, curl, URLSession and AsyncHTTPClient, the same URLs: three rounds,
-    // interleaved, best of each (the machine is shared: the best round is the least disturbed),
+    // interleaved (the transport and AsyncHTTPClient in turn first), best of each (the machine is shared: the best round is the least disturbed),
     // after a warm-up pass of AsyncHTTPClient.
     // AsyncHTTPClient's client lives across the rounds, as the transport does.
     let client = makeAsyncHTTPClient(connections: connections)
@@ -220,12 +222,20 @@ func run(base: String, count: Int, work: String) async throws {
     // pass above opened the transport's.
     let (_, warmUpConnections) = await countingConnections(base: base) { await asyncHTTPClientAll(urls, with: client) }
     var opened: [(Int, Int)] = []
-    for _ in 0..<3 {
-        let (round, ourConnections) = await countingConnections(base: base) { await downloadAll(urls, with: transport) }
+    for index in 0..<3 {
+        // The transport and AsyncHTTPClient first, in turn (before URLSession's aftermath).
+        let ourPass = { await countingConnections(base: base) { await downloadAll(urls, with: transport) } }
+        let theirPass = { await countingConnections(base: base) { await asyncHTTPClientAll(urls, with: client) } }
+        let (round, ourConnections): (Duration, Int), (clientRound, theirConnections): (Duration, Int)
+        if index % 2 == 0 {
+            (round, ourConnections) = await ourPass()
+            (clientRound, theirConnections) = await theirPass()
+        } else {
+            (clientRound, theirConnections) = await theirPass()
+            (round, ourConnections) = await ourPass()
+        }
         raw = min(raw, round)
         rawRounds.append(round)
-        // Right after the transport, before URLSession's aftermath.
-        let (clientRound, theirConnections) = await countingConnections(base: base) { await asyncHTTPClientAll(urls, with: client) }
         opened.append((ourConnections, theirConnections))
         asyncHTTP = min(asyncHTTP, clientRound)
         asyncHTTPRounds.append(clientRound)
@@ -308,9 +318,82 @@ func cpuSeconds() -> Double {
     return user + system
 }
 
+/// CPU time (seconds) nginx has used so far, its master and its workers, from the kernel's
+/// scheduler figures (`/proc/PID/schedstat`, nanoseconds), when `IMGPOLICY_BENCH_NGINX_PID` names
+/// its master (`bench-fetch.sh` sets it); nil otherwise.
+func nginxCPUSeconds() -> Double? {
+    guard let master = ProcessInfo.processInfo.environment["IMGPOLICY_BENCH_NGINX_PID"], Int(master) != nil,
+          let children = try? String(contentsOfFile: "/proc/\(master)/task/\(master)/children", encoding: .utf8) else { return nil }
+    var total = 0.0
+    for pid in [master] + children.split(separator: " ").map(String.init) {
+        guard let figures = try? String(contentsOfFile: "/proc/\(pid)/schedstat", encoding: .utf8),
+              let ran = figures.split(separator: " ").first.flatMap({ Double($0) }) else { return nil }
+        total += ran / 1e9
+    }
+    return total
+}
+
+/// CPU time (seconds) the machine's cores have been busy so far, every process counted
+/// (`/proc/stat`, in ticks of 10 ms): with the client's and nginx's own, what others took.
+func machineBusySeconds() -> Double? {
+    guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+          let line = text.split(separator: "\n").first, line.hasPrefix("cpu ") else { return nil }
+    let ticks = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+    guard ticks.count >= 5 else { return nil }
+    // user nice system idle iowait irq softirq steal …: all but idle and iowait is busy.
+    return (ticks.reduce(0, +) - ticks[3] - ticks[4]) / 100
+}
+
+/// CPU time (seconds) each thread of this process has used so far, by thread id
+/// (`/proc/self/task/*/schedstat`).
+func threadCPUSeconds() -> [String: Double] {
+    guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return [:] }
+    var times: [String: Double] = [:]
+    for thread in threads {
+        if let figures = try? String(contentsOfFile: "/proc/self/task/\(thread)/schedstat", encoding: .utf8),
+           let ran = figures.split(separator: " ").first.flatMap({ Double($0) }) {
+            times[thread] = ran / 1e9
+        }
+    }
+    return times
+}
+
+/// One client's pass: wall time, this process's CPU time and its busiest thread's, nginx's CPU time
+/// and the CPU time every other process took meanwhile (the machine's busy time less both), in
+/// seconds; nil when unknown.
+struct PassFigures {
+    var wall: Double
+    var cpu: Double
+    var busiestThread: Double
+    var nginx: Double?
+    var others: Double?
+    var connections: Int
+
+    static func measure(base: String, _ pass: () async -> Duration) async -> PassFigures {
+        let threads = threadCPUSeconds()
+        let cpu = cpuSeconds(), nginx = nginxCPUSeconds(), busy = machineBusySeconds()
+        let (wall, connections) = await countingConnections(base: base, pass)
+        let ourCPU = cpuSeconds() - cpu
+        let nginxCPU = nginx.flatMap { before in nginxCPUSeconds().map { $0 - before } }
+        let others = busy.flatMap { before in machineBusySeconds().map { $0 - before - ourCPU - (nginxCPU ?? 0) } }
+        let busiest = threadCPUSeconds().map { $0.value - (threads[$0.key] ?? 0) }.max() ?? 0
+        return PassFigures(wall: seconds(wall), cpu: ourCPU, busiestThread: busiest, nginx: nginxCPU, others: others,
+                           connections: connections)
+    }
+
+    var description: String {
+        var text = "\(format(wall * 1000)) ms (CPU \(format(cpu * 1000)) ms, busiest thread \(format(busiestThread * 1000)) ms"
+        if let nginx { text += ", nginx \(format(nginx * 1000)) ms" }
+        if let others { text += ", others \(format(max(0, others) * 1000)) ms" }
+        return text + ")"
+    }
+}
+
 /// The transport against AsyncHTTPClient alone, ROUNDS interleaved rounds of COUNT images each
-/// (8 connections each): every round's wall time and this process's CPU time, then medians, bests
-/// and the ratios. For repeated measurement on a shared machine.
+/// (8 connections each): every round's wall time, this process's CPU time, nginx's (when
+/// `IMGPOLICY_BENCH_NGINX_PID` is set) and other processes', then medians, bests and the ratios.
+/// The order alternates (odd rounds the transport first, even rounds AsyncHTTPClient first), so
+/// that neither always runs in the other's aftermath. For repeated measurement on a shared machine.
 func compare(base: String, count: Int, rounds: Int) async throws {
     let connections = 8
     var configuration = TransportConfiguration()
@@ -319,31 +402,51 @@ func compare(base: String, count: Int, rounds: Int) async throws {
     let transport = CurlTransport(configuration: configuration)
     let client = makeAsyncHTTPClient(connections: connections)
     let urls = (0..<count).map { ImageURL("\(base)/\($0).png")! }
-    var ours: [(wall: Double, cpu: Double)] = [], theirs: [(wall: Double, cpu: Double)] = []
+    var ours: [PassFigures] = [], theirs: [PassFigures] = []
     for round in 0...rounds {  // round 0 warms both up (connections, caches) and is not counted
-        var cpu = cpuSeconds()
-        let (ourTime, ourConnections) = await countingConnections(base: base) { await downloadAll(urls, with: transport) }
-        let wall = seconds(ourTime)
-        let ourCPU = cpuSeconds() - cpu
-        cpu = cpuSeconds()
-        let (theirTime, theirConnections) = await countingConnections(base: base) { await asyncHTTPClientAll(urls, with: client) }
-        let theirWall = seconds(theirTime)
-        let theirCPU = cpuSeconds() - cpu
+        let ourPass = { await PassFigures.measure(base: base) { await downloadAll(urls, with: transport) } }
+        let theirPass = { await PassFigures.measure(base: base) { await asyncHTTPClientAll(urls, with: client) } }
+        let ourFigures: PassFigures, theirFigures: PassFigures
+        if round % 2 == 1 || round == 0 {
+            ourFigures = await ourPass()
+            theirFigures = await theirPass()
+        } else {
+            theirFigures = await theirPass()
+            ourFigures = await ourPass()
+        }
         // Both clients keep their connections: the warm-up opens them (8 each), later rounds reuse them.
-        print("round \(round)\(round == 0 ? " (warm-up)" : ""): connections opened: imgpolicy \(ourConnections), AsyncHTTPClient \(theirConnections)")
+        print("round \(round)\(round == 0 ? " (warm-up)" : ""): connections opened: imgpolicy \(ourFigures.connections), AsyncHTTPClient \(theirFigures.connections)")
         guard round > 0 else { continue }
-        ours.append((wall, ourCPU))
-        theirs.append((theirWall, theirCPU))
-        print("round \(round): imgpolicy \(format(wall * 1000)) ms (CPU \(format(ourCPU * 1000)) ms); AsyncHTTPClient \(format(theirWall * 1000)) ms (CPU \(format(theirCPU * 1000)) ms)")
+        ours.append(ourFigures)
+        theirs.append(theirFigures)
+        let order = round % 2 == 1 ? "imgpolicy first" : "AsyncHTTPClient first"
+        print("round \(round) (\(order)): imgpolicy \(ourFigures.description); AsyncHTTPClient \(theirFigures.description)")
     }
     try await client.shutdown()
     await transport.shutdown()
     func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
     let wall = (median(ours.map(\.wall)), median(theirs.map(\.wall)))
     let cpu = (median(ours.map(\.cpu)), median(theirs.map(\.cpu)))
+    let ratios = zip(ours, theirs).map { $1.wall / $0.wall }
     print("median of \(rounds): imgpolicy \(format(wall.0 * 1000)) ms, AsyncHTTPClient \(format(wall.1 * 1000)) ms, ratio AsyncHTTPClient / imgpolicy \(format(wall.1 / wall.0, 2)) (goal: at least 1.5)")
+    print("  ratio per round: \(ratios.map { format($0, 2) }.joined(separator: ", ")); median \(format(median(ratios), 2)), lowest \(format(ratios.min()!, 2))")
     print("best of \(rounds): imgpolicy \(format(ours.map(\.wall).min()! * 1000)) ms, AsyncHTTPClient \(format(theirs.map(\.wall).min()! * 1000)) ms")
     print("CPU time, median: imgpolicy \(format(cpu.0 * 1000)) ms, AsyncHTTPClient \(format(cpu.1 * 1000)) ms, ratio \(format(cpu.1 / cpu.0, 2))")
+    print("  its busiest thread, median: imgpolicy \(format(median(ours.map(\.busiestThread)) * 1000)) ms, AsyncHTTPClient \(format(median(theirs.map(\.busiestThread)) * 1000)) ms")
+    let ourNginx = ours.compactMap(\.nginx), theirNginx = theirs.compactMap(\.nginx)
+    if ourNginx.count == ours.count, theirNginx.count == theirs.count {
+        print("nginx CPU time, median: serving imgpolicy \(format(median(ourNginx) * 1000)) ms, serving AsyncHTTPClient \(format(median(theirNginx) * 1000)) ms")
+    }
+    let ourOthers = ours.compactMap(\.others), theirOthers = theirs.compactMap(\.others)
+    if ourOthers.count == ours.count, theirOthers.count == theirs.count {
+        print("other processes' CPU time, median: during imgpolicy \(format(max(0, median(ourOthers)) * 1000)) ms, during AsyncHTTPClient \(format(max(0, median(theirOthers)) * 1000)) ms (load average \(loadAverage()))")
+    }
+}
+
+/// The 1, 5 and 15 minute load averages, as `uptime` prints them.
+func loadAverage() -> String {
+    guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "unknown" }
+    return text.split(separator: " ").prefix(3).joined(separator: ", ")
 }
 
 /// Fetches COUNT images with the transport alone and prints the time: for profiling.

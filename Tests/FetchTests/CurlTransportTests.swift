@@ -256,6 +256,34 @@ struct CurlTransportTests {
         #expect(server.connections <= 2)
     }
 
+    /// Easy handles are reused without `curl_easy_reset`: what one transfer set must not reach the
+    /// next one on the same handle (one connection slot, so one handle, serves all three).
+    @Test func aReusedHandleCarriesNothingOfTheTransferBefore() async throws {
+        server.route("/first", .ok(TestImages.png()))
+        server.route("/second", .ok(TestImages.png()))
+        server.route("/gone", .status(410, Array("gone".utf8)))
+        var configuration = TransportConfiguration()
+        configuration.maximumConnections = 1
+        configuration.maximumConnectionsPerHost = 1
+        configuration.retry = .never
+        try await CurlTransport.withTransport(configuration: configuration) { transport in
+            _ = try await transport.response(for: url("/first"), headers: [("X-Trace", "first")], priority: RequestPriority(),
+                                             checkpoints: nil)
+            do {
+                _ = try await transport.download(url("/gone"))
+                Issue.record("a 410 was delivered as an image")
+            } catch {
+                #expect((error as? FetchError)?.code == .httpStatus(410))
+            }
+            let bytes = try await transport.download(url("/second"))
+            #expect(bytes == TestImages.png())
+        }
+        #expect(server.requests("/first").first?.header("X-Trace") == "first")
+        #expect(server.requests("/gone").first?.header("X-Trace") == nil)
+        #expect(server.requests("/second").first?.header("X-Trace") == nil)
+        #expect(server.connections == 1)
+    }
+
     @Test func manyConcurrentDownloadsRespectTheConnectionLimit() async throws {
         server.route("/many", .delayed(0.02, .ok(TestImages.png())))
         try await withThrowingTaskGroup(of: Int.self) { group in

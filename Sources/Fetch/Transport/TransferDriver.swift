@@ -116,13 +116,18 @@ final class TransferDriver: @unchecked Sendable {
     }
 
     /// Starts `transfer` in curl; false if it could not start (it is then finished with the error).
+    ///
+    /// A handle that ran an earlier transfer is reused as it is: it keeps the options every
+    /// transfer shares (set once, by `configureHandle`), and only the transfer's own are set
+    /// (`configure(_:for:)`), rather than `curl_easy_reset` and some 20 options set again per
+    /// transfer.
     private func start(_ transfer: Transfer) -> Bool {
         let easy: UnsafeMutableRawPointer
         if let reused = idleHandles.popLast() {
-            curl_easy_reset(reused)
             easy = reused
         } else if let fresh = curl_easy_init() {
             scheduler.openHandles.add(1, ordering: .relaxed)
+            configureHandle(fresh)
             easy = fresh
         } else {
             scheduler.release(transfer)
@@ -166,6 +171,10 @@ final class TransferDriver: @unchecked Sendable {
         curl_multi_remove_handle(multi, easy)
         active[key(easy)] = nil
         transfer.easy = nil
+        // The idle handle keeps no pointer into the transfer, which may be freed now.
+        _ = imgp_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, nil)
+        _ = imgp_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, nil)
+        if transfer.requestHeaders != nil { _ = imgp_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, nil) }
         idleHandles.append(easy)
         scheduler.release(transfer)
         conclude(transfer, outcome)
@@ -187,11 +196,11 @@ final class TransferDriver: @unchecked Sendable {
         transfer.finish(outcome.result)
     }
 
-    private func configure(_ easy: UnsafeMutableRawPointer, for transfer: Transfer) {
+    /// The options every transfer of this transport shares, set once on a new handle.
+    private func configureHandle(_ easy: UnsafeMutableRawPointer) {
         func milliseconds(_ duration: Duration) -> Int {
             Int(duration.components.seconds) * 1000 + Int(duration.components.attoseconds / 1_000_000_000_000_000)
         }
-        _ = imgp_easy_setopt_string(easy, CURLOPT_URL, transfer.url.absoluteString)
         _ = imgp_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
         _ = imgp_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         _ = imgp_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1)
@@ -210,12 +219,6 @@ final class TransferDriver: @unchecked Sendable {
         _ = imgp_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         _ = imgp_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
         _ = imgp_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent)
-        _ = imgp_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
-        if let fields = transfer.requestHeaders {
-            _ = imgp_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(fields))
-        }
-        transfer.requestedAt = HTTPDate.now()
-        transfer.errorBuffer[0] = 0
         // No check of the cancel flag here: a cancelled transfer is removed by the thread between
         // two turns, and whatever curl completes before that is delivered (see `outcome`).
         _ = imgp_easy_setopt_write_callback(easy) { data, size, count, context in
@@ -232,6 +235,17 @@ final class TransferDriver: @unchecked Sendable {
             }
             return length
         }
+    }
+
+    /// The options of this transfer: every one that differs between transfers is set here, each
+    /// time (a handle is reused without `curl_easy_reset`).
+    private func configure(_ easy: UnsafeMutableRawPointer, for transfer: Transfer) {
+        _ = imgp_easy_setopt_string(easy, CURLOPT_URL, transfer.url.absoluteString)
+        _ = imgp_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
+        // Set or cleared: the previous transfer on this handle may have had extra header fields.
+        _ = imgp_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, transfer.requestHeaders.map { UnsafeMutableRawPointer($0) })
+        transfer.requestedAt = HTTPDate.now()
+        transfer.errorBuffer[0] = 0
         // The transfer stays alive in `active` for as long as curl may call back with it.
         _ = imgp_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(transfer).toOpaque())
     }
