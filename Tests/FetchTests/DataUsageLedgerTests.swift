@@ -126,8 +126,9 @@ struct DataUsageLedgerTests {
         #expect(DataUsageLedger(cacheFolder: plain.file("missing")).read().days.isEmpty)
     }
 
-    /// `cache clear` and eviction remove entries only; a folder holding only a ledger (the marker
-    /// lost) is still adopted as a cache, while a `usage` folder of other files is not.
+    /// `cache clear` and eviction remove entries only; an earlier cache with a ledger (the marker
+    /// lost) is adopted again, while a folder holding only a ledger, or a `usage` folder of other
+    /// files, is not.
     @Test func theDiskCacheKeepsTheLedgerAndAdoptsAFolderWithOne() throws {
         let cache = try DiskCache(folder: folder.path, capacity: 10_000)
         try ledger.add(usage(bytes: 10), on: day)
@@ -140,10 +141,15 @@ struct DataUsageLedgerTests {
         let report = try DiskCache(folder: folder.path).removeAll()
         #expect(report.removed > 0 && report.failures.isEmpty)
         #expect(ledger.read().days[day] == usage(bytes: 10))
-        // A folder holding only a ledger is adopted too.
+        // A folder holding only a ledger is not adopted: the ledger is written only beside the
+        // marker, so without it the folder is someone else's; refused and untouched.
         let onlyLedger = TemporaryFolder()
         try onlyLedger.write("", to: "usage/lock")
-        _ = try DiskCache(folder: onlyLedger.path)
+        try onlyLedger.write("{}", to: "usage/2026-11-01.json")
+        #expect {
+            try DiskCache(folder: onlyLedger.path)
+        } throws: { ($0 as? DiskCacheError)?.code == .notACache }
+        #expect(try onlyLedger.list() == ["usage"] && onlyLedger.list("usage") == ["2026-11-01.json", "lock"])
         let other = TemporaryFolder()
         try other.write("my holiday", to: "usage/photos.txt")
         #expect(throws: DiskCacheError.self) { try DiskCache(folder: other.path) }
