@@ -32,7 +32,7 @@ struct Imgpolicy: AsyncParsableCommand {
     /// runs the plain decision without it.)
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(Array(ArgumentPaths.prepared.arguments.dropFirst()))
             if var asynchronous = command as? AsyncParsableCommand {
                 try await asynchronous.run()
             } else {

@@ -57,9 +57,10 @@ struct SettingsLocation: ParsableArguments {
     }
 }
 
-/// Writes `text` and a newline to standard output, with every control character but `\n` and `\t`
+/// Writes `text` and a newline to standard output (a path made from an argument that is not
+/// UTF-8 shown as the user wrote it), with every control character but `\n` and `\t`
 /// escaped (see `TerminalText`); callers escape untrusted parts with `TerminalText.escaped(_:)`
 /// first when they must stay on one line.
 func printLine(_ text: String) {
-    print(TerminalText.escapedKeepingLayout(text))
+    print(TerminalText.escapedKeepingLayout(ArgumentPaths.shown(text)))
 }

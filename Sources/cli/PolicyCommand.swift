@@ -127,7 +127,7 @@ extension PolicyCommand {
 
         func run() throws {
             let (policy, source) = try PolicyLocator.loadWithSource(policy)
-            let text = json ? JSONWriter.text(of: Self.json(policy)) + "\n" : Self.text(policy, source: source)
+            let text = json ? JSONWriter.text(of: Self.json(policy)) + "\n" : ArgumentPaths.shown(Self.text(policy, source: source))
             FileHandle.standardOutput.write(Data(text.utf8))
         }
 

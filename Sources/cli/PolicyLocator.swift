@@ -49,7 +49,14 @@ enum PolicyLocator {
     /// name it as a path).
     static func loadWithSource(_ reference: String) throws -> (policy: ImagePolicy, source: Source) {
         if isPath(reference) {
-            return (try reporting { try ImagePolicy.load(contentsOf: reference) }, .path(reference))
+            let shown = ArgumentPaths.shown(reference)
+            guard shown != reference else { return (try reporting { try ImagePolicy.load(contentsOf: reference) }, .path(reference)) }
+            // A path made from an argument that is not UTF-8 (`/proc/self/fd/N`): named after the
+            // file the user gave, not after the descriptor.
+            var name = shown.split(separator: "/").last.map(String.init) ?? shown
+            if name.hasSuffix(".json") { name.removeLast(5) }
+            let bytes = try reporting { try DataFileReader.read(reference) }
+            return (try reporting { try ImagePolicy(json: bytes, name: name, source: reference) }, .path(reference))
         }
         let folders = searchFolders()
         for folder in folders {
