@@ -23,6 +23,16 @@ enum NetworkChoice: Equatable {
 
     /// `auto` (any case), or what `NetworkState(parsing:)` reads; nil for anything else.
     init?(parsing text: String) {
+        // The common spellings by a plain switch (start-up: nothing generic; docs/startup.md).
+        switch text {
+        case "auto": self = .auto; return
+        case "wifi": self = .state(NetworkState(.wifi)); return
+        case "cellular": self = .state(NetworkState(.cellular)); return
+        case "wired": self = .state(NetworkState(.wired)); return
+        case "offline": self = .state(NetworkState(.offline)); return
+        case "unknown": self = .state(NetworkState(.unknown)); return
+        default: break
+        }
         if String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()).lowercased() == "auto" {
             self = .auto
         } else if let state = NetworkState(parsing: text) {

@@ -32,7 +32,7 @@ enum ProcessEnvironment {
             variables[name] = String(decoding: UnsafeBufferPointer(start: bytes + nameLength + 1, count: strlen(equals + 1)), as: UTF8.self)
         }
         // A path variable that is not UTF-8, as a path to the same folder (`ArgumentPaths`).
-        variables.merge(ArgumentPaths.prepared.environment) { _, path in path }
+        for (name, path) in ArgumentPaths.prepared.environment { variables[name] = path }
         return variables
         #else
         return ProcessInfo.processInfo.environment
