@@ -85,22 +85,37 @@ struct CacheLocation: ParsableArguments {
     /// opening it, and nothing is written: a missing folder is not created, an empty one is not
     /// made a cache (its marker, journal and `tmp` are written by the first `--fetch` or `cache`
     /// command). A folder that cannot be listed is opened, which reports why (exit 74).
+    ///
+    /// A folder holding only the cache's marker (and perhaps its usage ledger, `usage/`) is a
+    /// cache with no image: the same, nothing opened or written. Anything else is opened, so that
+    /// a folder that is not a cache (foreign files, or a ledger without the marker) is refused
+    /// as by `--fetch` and `cache` (exit 74), untouched.
     static func openUnlessEmpty(path: String?, logger: Logger = .disabled) throws -> DiskCache? {
         guard let folder = folder(path: path), try folderExists(folder) else { return nil }
-        if isEmptyFolder(folder) { return nil }
+        if holdsNoImage(folder) { return nil }
         return try open(path: path, logger: logger)
     }
 
-    /// Whether `path` lists nothing but `.` and `..`; false if it cannot be listed.
-    private static func isEmptyFolder(_ path: String) -> Bool {
+    /// Whether `path` lists nothing but `.` and `..`, or nothing but the cache marker (a regular
+    /// file) and `usage`; false if it cannot be listed.
+    private static func holdsNoImage(_ path: String) -> Bool {
         guard let listing = opendir(path) else { return false }
         defer { closedir(listing) }
+        var names: [String] = []
         while let entry = readdir(listing) {
-            let isDotOrDotDot = withUnsafeBytes(of: entry.pointee.d_name) { name in
-                name[0] == UInt8(ascii: ".") && (name[1] == 0 || (name[1] == UInt8(ascii: ".") && name[2] == 0))
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if !isDotOrDotDot { return false }
+            if name == "." || name == ".." { continue }
+            // Any other name (or a name that is not UTF-8) is something to open and check.
+            guard name == marker || name == "usage" else { return false }
+            names.append(name)
         }
-        return true
+        guard !names.isEmpty else { return true }
+        // The marker must be there, as a regular file, for `usage/` to be the cache's own.
+        return names.contains(marker) && FileKind(path: path + "/" + marker, followingLinks: false) == .regular
     }
+
+    /// The cache marker's name (`DiskCache`'s).
+    private static let marker = ".imgpolicy-cache"
 }

@@ -11,7 +11,10 @@ import Dispatch
 enum CommandEntry {
     static func main() {
         StandardStreams.reserveClosedDescriptors()
-        if let options = QuickDecide.options(from: Array(CommandLine.arguments.dropFirst())), !options.fetch {
+        // Arguments that are not UTF-8 made into paths to the same files, or refused.
+        let prepared = ArgumentPaths.prepared
+        if let refused = prepared.refused { CommandFailure.usage(refused).exit() }
+        if let options = QuickDecide.options(from: Array(prepared.arguments.dropFirst())), !options.fetch {
             do {
                 try options.decideWithoutFetching()
             } catch {

@@ -17,6 +17,14 @@ extension DataUsage {
         return "\(tenths / 10).\(tenths % 10) \(units[unit])"
     }
 
+    /// `about 8.0 MB saved, estimated` (`separator` before `estimated`), or, for an estimate
+    /// beyond `DataUsage.maximumCount` (nil), a text that says there is none instead of a
+    /// saturated figure.
+    static func savedText(_ estimate: Int?, separator: String) -> String {
+        guard let estimate else { return "saved: no estimate, the originals not downloaded times their mean size is more than \(maximumCount) bytes" }
+        return "about \(bytesText(estimate)) saved\(separator)estimated"
+    }
+
     /// `2.0 MB downloaded (cellular 2.0 MB in 3 transfers), 1.0 MB from the caches; 4 originals
     /// not downloaded (about 8.0 MB saved, estimated)`, then `; 2 retries` and `; 180.0 KB not
     /// downloaded again (resumed)` when there were any.
@@ -35,7 +43,7 @@ extension DataUsage {
         text += "; \(held) original\(held == 1 ? "" : "s") not downloaded"
         if held > 0 {
             if let perOriginal {
-                text += " (about \(Self.bytesText(estimatedSavedBytes(perOriginal: perOriginal))) saved, estimated)"
+                text += " (" + Self.savedText(savedBytesEstimate(perOriginal: perOriginal), separator: ", ") + ")"
             } else {
                 text += " (saved: no estimate yet, no original downloaded to estimate from)"
             }
@@ -75,7 +83,7 @@ extension DataUsage {
         ])
         return object([
             ("bytes", bytes), ("transfers", transfers), ("originalsNotDownloaded", held),
-            ("savedBytesEstimate", perOriginal.map { number(estimatedSavedBytes(perOriginal: $0)) } ?? JSONValue(.null)),
+            ("savedBytesEstimate", perOriginal.flatMap { savedBytesEstimate(perOriginal: $0) }.map(number) ?? JSONValue(.null)),
             ("retries", number(retries())), ("resumedBytes", number(resumedBytes())),
         ])
     }

@@ -25,8 +25,9 @@ struct Decide: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The item file: one item object or an array of them; - reads standard input.", valueName: "file"))
     var item: String
 
-    @Option(help: ArgumentHelp("The network kind, or auto to detect it.", valueName: "wifi|cellular|wired|offline|unknown|auto"))
-    var network: NetworkChoice = .auto
+    @Option(help: ArgumentHelp("The network state as IMGPOLICY_NETWORK writes it (a kind, optionally followed by ,expensive ,constrained ,roaming ,captive; any case), or auto to detect it.",
+                               valueName: "wifi|cellular|wired|offline|unknown|auto"))
+    var network = "auto"
 
     @Flag(help: "The network is metered (hotspot, tethering).")
     var expensive = false
@@ -75,13 +76,14 @@ struct Decide: AsyncParsableCommand {
 
     /// The options as plain values, which the run reads.
     var options: DecisionOptions {
-        DecisionOptions(item: item, network: network, expensive: expensive, constrained: constrained, roaming: roaming,
+        DecisionOptions(item: item, network: NetworkChoice(parsing: network) ?? .auto, expensive: expensive, constrained: constrained, roaming: roaming,
                         captive: captive, throughput: throughput, policy: policy, settingsPath: settings.path,
                         overrides: overrides, cached: cached, json: json, explain: explain, fetch: fetch,
                         cachePath: cache.path, output: output, size: sizing.size, verbose: logging.verbose)
     }
 
     func validate() throws {
+        guard NetworkChoice(parsing: network) != nil else { throw ValidationError(NetworkChoice.invalidMessage(network)) }
         try options.validate()
     }
 
@@ -269,8 +271,8 @@ struct DecisionOptions {
             } catch {
                 throw CommandFailure.usage(error.description)
             }
-        default:
-            return FixedReachability(NetworkState(NetworkKind(rawValue: network.rawValue) ?? .unknown))
+        case .state(let state):
+            return FixedReachability(state)
         }
     }
 

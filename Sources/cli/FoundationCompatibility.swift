@@ -44,7 +44,17 @@ struct FileHandle: Sendable {
         text.withUTF8 { write(bytes: UnsafeRawBufferPointer($0)) }
     }
 
+    /// Writes all of `buffer`; on standard error, a path made from an argument that is not UTF-8
+    /// is shown as the user wrote it (`ArgumentPaths.shown(_:)`).
     private func write(bytes buffer: UnsafeRawBufferPointer) {
+        if fileDescriptor == 2 && ArgumentPaths.hasSubstitutes {
+            var shown = ArgumentPaths.shown(String(decoding: buffer, as: UTF8.self))
+            return shown.withUTF8 { writeAll(UnsafeRawBufferPointer($0)) }
+        }
+        writeAll(buffer)
+    }
+
+    private func writeAll(_ buffer: UnsafeRawBufferPointer) {
         guard var start = buffer.baseAddress else { return }
         var remaining = buffer.count
         while remaining > 0 {

@@ -23,6 +23,7 @@ enum ImageOutput {
         guard path != "-" else { throw standardOutputRefused }
         let kind = FileKind(path: path, followingLinks: true)
         if let kind, refuses(kind) { throw refusal(path, kind) }
+        if kind == .regular, let refusal = ArgumentPaths.replacementRefusal(path, "cannot write the image") { throw refusal }
         switch kind {
         case .fifo, .characterDevice:
             try writeDirectly(bytes, to: path)
@@ -44,6 +45,7 @@ enum ImageOutput {
         guard path != "-" else { throw standardOutputRefused }
         let kind = FileKind(path: path, followingLinks: true)
         if let kind, refuses(kind) { throw refusal(path, kind) }
+        if kind == .regular, let refusal = ArgumentPaths.replacementRefusal(path, "cannot write the image") { throw refusal }
         guard kind == nil else { return }
         if FileKind(path: path, followingLinks: false) == .symbolicLink {
             throw failure(path, "is a symbolic link to a missing file")

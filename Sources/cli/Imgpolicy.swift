@@ -14,7 +14,8 @@ struct Imgpolicy: AsyncParsableCommand {
         discussion: """
             Exit status: 0 success; 1 a looked-up setting is not set; 64 usage error (unknown flag or \
             value, unknown setting in --set, a value that is not a boolean, an unknown policy name, a \
-            bad IMGPOLICY_NETWORK or IMGPOLICY_LOG_LEVEL); 65 bad item, policy or settings file (or a \
+            bad --network or IMGPOLICY_NETWORK or IMGPOLICY_LOG_LEVEL, an argument that is not UTF-8 and names \
+            nothing that exists); 65 bad item, policy or settings file (or a \
             policy whose own cases fail; an item URL with credentials, a bad host or port, or longer \
             than 8 KiB; a damaged usage record, for stats); 66 a file that does not exist, cannot be read, or is not a regular file (a \
             FIFO, device, socket or folder); 69 a download failed (server or network); 74 a local \
@@ -32,7 +33,7 @@ struct Imgpolicy: AsyncParsableCommand {
     /// runs the plain decision without it.)
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(Array(ArgumentPaths.prepared.arguments.dropFirst()))
             if var asynchronous = command as? AsyncParsableCommand {
                 try await asynchronous.run()
             } else {

@@ -18,23 +18,28 @@ struct PolicyCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Validate policy files and run each file's own cases (decisions, prefetch plans, running loads); exit 65 if any file fails.")
 
-        @Argument(help: ArgumentHelp("Policy files or bundled names.", valueName: "file")) var files: [String]
+        @Argument(help: ArgumentHelp("Policy files (a path: it has a / or ends in .json) or bundled policies' names (a bare name, never a file in the current folder).",
+                                     valueName: "file|name")) var files: [String]
 
         func run() throws {
             var worst: CommandFailure?
             for file in files {
                 do {
-                    let policy = try PolicyLocator.load(file)
+                    let (policy, source) = try PolicyLocator.loadWithSource(file)
                     let failures = policy.failingCases()
+                    // A path is named as given; a bare name says which file it found.
+                    let read = PolicyLocator.isPath(file) ? "" : "; \(source)"
+                    let named: String
+                    if case .bundled(let path) = source { named = path } else { named = file }
                     if failures.isEmpty {
-                        printLine(TerminalText.escaped("\(file): ok (\(policy.rules.count) rules, \(policy.cases.count) cases)"))
+                        printLine(TerminalText.escaped("\(file): ok (\(policy.rules.count) rules, \(policy.cases.count) cases\(read))"))
                     } else {
                         for failure in failures {
                             let line = failure.policyCase.line > 0 ? "line \(failure.policyCase.line): " : ""
-                            let message = "\(file): \(line)\(failure)"
+                            let message = "\(named): \(line)\(failure)"
                             FileHandle.standardError.write(Data("imgpolicy: \(TerminalText.escaped(message))\n".utf8))
                         }
-                        worst = worst ?? CommandFailure("\(file): \(failures.count) of \(policy.cases.count) cases fail", status: .dataError)
+                        worst = worst ?? CommandFailure("\(file): \(failures.count) of \(policy.cases.count) cases fail\(read.isEmpty ? "" : " (\(source))")", status: .dataError)
                     }
                 } catch let failure as CommandFailure {
                     FileHandle.standardError.write(Data("imgpolicy: \(TerminalText.escaped(failure.message))\n".utf8))
@@ -113,7 +118,7 @@ struct PolicyCommand: ParsableCommand {
 extension PolicyCommand {
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "A policy's rules, its prefetch section and running-loads option, and the prefetch plan for every network state.")
+            abstract: "A policy's rules, its prefetch section, running-loads and revalidateStale options, and for every network state the prefetch plan, what happens to running loads and whether stale images are revalidated.")
 
         @Argument(help: ArgumentHelp("A bundled policy's name or a policy file.", valueName: "name|file"))
         var policy = "default"
@@ -121,13 +126,13 @@ extension PolicyCommand {
         @Flag(help: "One JSON object.") var json = false
 
         func run() throws {
-            let policy = try PolicyLocator.load(policy)
-            let text = json ? JSONWriter.text(of: Self.json(policy)) + "\n" : Self.text(policy)
+            let (policy, source) = try PolicyLocator.loadWithSource(policy)
+            let text = json ? JSONWriter.text(of: Self.json(policy)) + "\n" : ArgumentPaths.shown(Self.text(policy, source: source))
             FileHandle.standardOutput.write(Data(text.utf8))
         }
 
-        static func text(_ policy: ImagePolicy) -> String {
-            var lines = ["policy \(policy.name)"]
+        static func text(_ policy: ImagePolicy, source: PolicyLocator.Source) -> String {
+            var lines = ["policy \(policy.name) (\(source))"]
             if !policy.summary.isEmpty { lines.append("description: \(policy.summary)") }
             if !policy.settings.isEmpty {
                 lines.append("settings: " + policy.settings.map { "\($0.key) (default \($0.defaultValue ? "on" : "off"))" }.joined(separator: ", "))
@@ -146,13 +151,14 @@ extension PolicyCommand {
                 lines.append("  \(index + 1). when \(entry.condition.summary) -> \(entry.runningLoads)")
             }
             lines.append("  otherwise -> cancel")
-            lines.append("revalidate stale images: \(policy.staleRevalidation.map { "\($0)" } ?? "\(StaleRevalidation.default) (not set: the default)")")
+            let revalidation = policy.staleRevalidation.map { "\($0)" } ?? "\(StaleRevalidation.default) (not set: the default)"
+            lines.append("revalidate stale images: \(revalidation) (per network state in the table below; never offline or captive)")
             lines.append("")
             var header = "network   expensive constrained"
             if policy.prefetchReadsRoaming { header += " roaming" }
             if policy.prefetchReadsCaptive { header += " captive" }
             for declaration in policy.settings { header += " \(declaration.key)" }
-            lines.append(header + " -> prefetch (entry); running loads")
+            lines.append(header + " -> prefetch (entry); running loads; stale images")
             for row in policy.networkStatePlans() {
                 var line = pad(row.network.kind.rawValue, 10) + pad(yesNo(row.network.isExpensive), 10)
                     + pad(yesNo(row.network.isConstrained), 12)
@@ -162,7 +168,8 @@ extension PolicyCommand {
                     line += " " + pad(row.settings.isOn(at: position) ? "on" : "off", declaration.key.count)
                 }
                 let entry = row.prefetchEntry.map { index in policy.prefetch[index].name ?? "entry \(index + 1)" } ?? "no entry"
-                lines.append(line + " -> \(row.prefetch) (\(entry)); \(row.runningLoads)")
+                let stale = policy.revalidatesStale(on: row.network) ? "revalidated" : "shown as they are"
+                lines.append(line + " -> \(row.prefetch) (\(entry)); \(row.runningLoads); \(stale)")
             }
             return lines.map(TerminalText.escaped).joined(separator: "\n") + "\n"
         }
@@ -190,6 +197,7 @@ extension PolicyCommand {
                     ("prefetch", object(members(row.prefetch))),
                     ("prefetchEntry", row.prefetchEntry.map { number($0 + 1) } ?? JSONValue(.null)),
                     ("runningLoads", string(row.runningLoads.rawValue)),
+                    ("revalidatesStale", JSONValue(.bool(policy.revalidatesStale(on: row.network)))),
                 ])
             }
             return object([

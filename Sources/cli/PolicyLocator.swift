@@ -11,24 +11,70 @@ import Policy
 /// above it (the package checkout, for `swift run` and `.build/debug/imgpolicy`), and
 /// `<prefix>/share/imgpolicy/policies` for an installed `<prefix>/bin/imgpolicy`.
 /// `default` is built in, so it works with no file at all.
+///
+/// The rule never depends on the current folder: `policy check low-data` reads the bundled
+/// `low-data.json` even when a file named `low-data` is in the current folder (write
+/// `./low-data` for that one). `policy check` and `policy show` say which file they read.
 enum PolicyLocator {
+    /// Where a policy was read from.
+    enum Source: Equatable, CustomStringConvertible {
+        /// A path the user gave (it has a `/` or ends in `.json`).
+        case path(String)
+        /// A bundled policy found by name, at this path.
+        case bundled(String)
+        /// The built-in `default` (no file).
+        case builtIn
+
+        /// `file PATH`, `bundled PATH` or `built in`, for the messages that say what was read.
+        var description: String {
+            switch self {
+            case .path(let path): return "file \(path)"
+            case .bundled(let path): return "bundled \(path)"
+            case .builtIn: return "built in"
+            }
+        }
+    }
+
+    /// Whether `reference` is a path rather than a bundled policy's name.
+    static func isPath(_ reference: String) -> Bool {
+        reference.contains("/") || reference.hasSuffix(".json")
+    }
+
     static func load(_ reference: String) throws -> ImagePolicy {
-        if reference.contains("/") || reference.hasSuffix(".json") {
-            return try reporting { try ImagePolicy.load(contentsOf: reference) }
+        try loadWithSource(reference).policy
+    }
+
+    /// The policy `reference` names and where it was read from. An unknown name is a usage error
+    /// listing the known names (and, when a file of that name is in the current folder, how to
+    /// name it as a path).
+    static func loadWithSource(_ reference: String) throws -> (policy: ImagePolicy, source: Source) {
+        if isPath(reference) {
+            let shown = ArgumentPaths.shown(reference)
+            guard shown != reference else { return (try reporting { try ImagePolicy.load(contentsOf: reference) }, .path(reference)) }
+            // A path made from an argument that is not UTF-8 (`/proc/self/fd/N`): named after the
+            // file the user gave, not after the descriptor.
+            var name = shown.split(separator: "/").last.map(String.init) ?? shown
+            if name.hasSuffix(".json") { name.removeLast(5) }
+            let bytes = try reporting { try DataFileReader.read(reference) }
+            return (try reporting { try ImagePolicy(json: bytes, name: name, source: reference) }, .path(reference))
         }
         let folders = searchFolders()
         for folder in folders {
             let path = folder + "/" + reference + ".json"
             if FileManager.default.fileExists(atPath: path) {
-                return try reporting { try ImagePolicy.load(contentsOf: path) }
+                return (try reporting { try ImagePolicy.load(contentsOf: path) }, .bundled(path))
             }
         }
-        if reference == "default" { return ImagePolicy.default }
+        if reference == "default" { return (ImagePolicy.default, .builtIn) }
         let known = Set(folders.flatMap { folder in
             ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
                 .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }
         } + ["default"]).sorted()
-        throw CommandFailure.usage("no policy named \"\(reference)\" (known: \(known.joined(separator: ", ")); or give a file path)")
+        var message = "no policy named \"\(reference)\" (known: \(known.joined(separator: ", ")); or give a file path)"
+        if !reference.isEmpty, FileKind(path: reference, followingLinks: false) != nil {
+            message += "; a bare name is a bundled policy, never a file in the current folder: write ./\(reference) to read that file"
+        }
+        throw CommandFailure.usage(message)
     }
 
     static func searchFolders() -> [String] {

@@ -12,7 +12,9 @@ import Glibc
 /// read it three times) and splits each entry at the first `=` by grapheme, 10 % of a decision's
 /// instructions. Here an entry is split at its first `=` byte, as the C library reads it;
 /// the bytes are decoded as UTF-8 (invalid sequences repaired, as `String(cString:)` does) and a
-/// name given twice keeps its last value, as `ProcessInfo.environment` does. The command never
+/// name given twice keeps its last value, as `ProcessInfo.environment` does. A path variable
+/// (`HOME`, `XDG_CONFIG_HOME`, `XDG_CACHE_HOME`, `IMGPOLICY_POLICY_DIR`) that is not UTF-8 reads as
+/// a path to the same folder through `/proc/self/fd` (`ArgumentPaths`). The command never
 /// changes its own environment.
 enum ProcessEnvironment {
     /// Every variable, by name.
@@ -29,6 +31,8 @@ enum ProcessEnvironment {
             let name = String(decoding: UnsafeBufferPointer(start: bytes, count: nameLength), as: UTF8.self)
             variables[name] = String(decoding: UnsafeBufferPointer(start: bytes + nameLength + 1, count: strlen(equals + 1)), as: UTF8.self)
         }
+        // A path variable that is not UTF-8, as a path to the same folder (`ArgumentPaths`).
+        for (name, path) in ArgumentPaths.prepared.environment { variables[name] = path }
         return variables
         #else
         return ProcessInfo.processInfo.environment

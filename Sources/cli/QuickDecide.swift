@@ -74,7 +74,7 @@ enum QuickDecide {
         guard let item else { return nil }
         var options = DecisionOptions(item: item)
         if let network {
-            guard let choice = NetworkChoice(rawValue: network) else { return nil }
+            guard let choice = NetworkChoice(parsing: network) else { return nil }
             options.network = choice
         }
         options.expensive = expensive

@@ -85,6 +85,7 @@ struct SettingsCommand: ParsableCommand {
             } else {
                 parsed = string ? .string(value) : SettingValue(parsing: value)
             }
+            if let refusal = ArgumentPaths.replacementRefusal(settings.store().path, "cannot write the settings") { throw refusal }
             try reporting { try settings.store().set(parsed, forKey: key) }
         }
     }
@@ -96,6 +97,7 @@ struct SettingsCommand: ParsableCommand {
         @OptionGroup var settings: SettingsLocation
 
         func run() throws {
+            if let refusal = ArgumentPaths.replacementRefusal(settings.store().path, "cannot write the settings") { throw refusal }
             try reporting { try settings.store().removeValue(forKey: key) }
         }
     }

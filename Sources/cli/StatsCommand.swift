@@ -74,8 +74,10 @@ struct StatsCommand: ParsableCommand {
                 lines = ["\(period): nothing recorded"]
             } else {
                 let cellular = total.downloadedBytes { $0.kind == .cellular }
-                let saved = perOriginal.map { "about \(DataUsage.bytesText(total.estimatedSavedBytes(perOriginal: $0))) saved (estimated)" }
-                    ?? "saved: no estimate yet"
+                let saved = perOriginal.map { perOriginal in
+                    let estimate = total.savedBytesEstimate(perOriginal: perOriginal)
+                    return estimate == nil ? DataUsage.savedText(nil, separator: "") : DataUsage.savedText(estimate, separator: " (") + ")"
+                } ?? "saved: no estimate yet"
                 lines = ["\(period): \(DataUsage.bytesText(cellular)) on cellular, \(saved)",
                          "total: " + total.summaryText(perOriginal: perOriginal)]
             }

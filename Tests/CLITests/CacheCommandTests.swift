@@ -33,6 +33,37 @@ struct CacheCommandTests {
         #expect(try home.read("journal") == "Dear diary\n")
     }
 
+    /// A folder holding only a usage ledger (no marker) is not the cache's: the ledger is written
+    /// only beside the marker. Every command refuses it, naming the folder, and writes nothing
+    /// (it used to be adopted: the marker, `journal` and `tmp/` were written, even by a decision).
+    @Test(arguments: [["cache", "stats"], ["stats"], ["--network", "wifi", "--item", "ITEM"],
+                      ["--network", "wifi", "--item", "ITEM", "--fetch"]])
+    func aFolderHoldingOnlyALedgerIsRefusedAndUntouched(_ command: [String]) async throws {
+        let home = TemporaryFolder()
+        try home.write("", to: "usage/lock")
+        try home.write("not mine", to: "usage/2026-11-01.json")
+        let item = try cli.home.write(#"{"id": "x", "original": "http://127.0.0.1:9/o.png"}"#, to: "item.json")
+        let result = try await cli.run(command.map { $0 == "ITEM" ? item : $0 } + ["--cache-dir", home.path])
+        #expect(result.status == 74)
+        #expect(result.stderr.hasPrefix("imgpolicy: cannot open the cache: \(home.path): not a cache folder"))
+        #expect(try home.list() == ["usage"])
+        #expect(try home.list("usage") == ["2026-11-01.json", "lock"])
+    }
+
+    /// A folder holding only the cache's marker (and perhaps its ledger) is an empty cache: a
+    /// decision decides as with no cache and writes nothing (no `journal`, no `tmp/`).
+    @Test(arguments: [false, true])
+    func aDecisionWritesNothingInACacheFolderHoldingNoImage(_ withLedger: Bool) async throws {
+        let home = TemporaryFolder()
+        try home.write("imgpolicy disk cache: every entry here may be removed at any time\n", to: ".imgpolicy-cache")
+        if withLedger { try home.write("", to: "usage/lock") }
+        let item = try cli.home.write(#"{"id": "x", "original": "http://127.0.0.1:9/o.png"}"#, to: "item.json")
+        let result = try await cli.run(["--network", "offline", "--item", item, "--cache-dir", home.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("x: placeholder"))
+        #expect(try home.list() == [".imgpolicy-cache"] + (withLedger ? ["usage"] : []))
+    }
+
     @Test(.enabled(if: getuid() == 0, "needs root for chattr +i"))
     func clearExits74NamingWhatItCouldNotRemove() async throws {
         let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 2_000, seed: 1))])

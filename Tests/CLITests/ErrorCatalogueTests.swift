@@ -66,7 +66,7 @@ struct ErrorCatalogueTests {
     }
 
     @Test(arguments: [
-        (["--network", "lte", "--item", "examples/item.json"], "The value 'lte' is invalid for '--network"),
+        (["--network", "lte", "--item", "examples/item.json"], "--network \"lte\" is not a network state"),
         (["--item", "examples/item.json", "--frobnicate"], "Unknown option '--frobnicate'"),
         (["--network", "wifi"], "Missing expected argument '--item"),
         (["--item", "examples/item.json", "--set", "hd=true"], #"--set hd=true: the policy "default" reads no setting "hd""#),
@@ -76,7 +76,7 @@ struct ErrorCatalogueTests {
         (["--item", "examples/item.json", "--cached", "original", "--fetch"], "--cached cannot be combined with --fetch"),
         (["--item", "examples/item.json", "--policy", "no-such-policy"], #"no policy named "no-such-policy""#),
         (["settings", "set", "alwaysDownloadOriginalImage", "maybe"], #""maybe" is not a boolean"#),
-        (["policy", "check"], "Missing expected argument '<file> ...'"),
+        (["policy", "check"], "Missing expected argument '<file|name> ...'"),
     ])
     func usageErrorsExit64(_ arguments: [String], _ message: String) async throws {
         let result = try await cli.run(arguments)

@@ -11,17 +11,17 @@ struct PolicyPrefetchCommandTests {
         let result = try await cli.run(["policy", "show"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(lines.first == "policy default")
+        #expect(lines.first == "policy default (bundled \(PackagePaths.root)/policies/default.json)")
         #expect(lines.contains("  1. free-link: when network is wifi or wired and not expensive and not constrained -> ahead 20, behind 5, decided"))
         #expect(lines.contains("  2. cellular-thumbnails: when network is cellular or unknown and not constrained and not roaming "
                                + "-> ahead 5, behind 0, thumbnails"))
         #expect(lines.contains("  otherwise -> nothing"))
         #expect(lines.contains("  1. when always -> cancel"))
-        let table = lines.filter { $0.contains(" -> ") && $0.hasSuffix("; cancel") }
+        let table = lines.filter { $0.contains(" -> ") && $0.contains("; cancel; ") }
         #expect(table.count == 60, "2 settings values × 5 kinds × 3 expensive/roaming × 2 constrained")
-        #expect(table.contains { $0.hasPrefix("cellular  yes       no          no       off") && $0.hasSuffix("-> ahead 5, behind 0, thumbnails (cellular-thumbnails); cancel") })
-        #expect(table.contains { $0.hasPrefix("wifi      no        no          no       on") && $0.hasSuffix("(free-link); cancel") })
-        #expect(table.contains { $0.hasPrefix("cellular  yes       no          yes") && $0.hasSuffix("-> nothing (no entry); cancel") })
+        #expect(table.contains { $0.hasPrefix("cellular  yes       no          no       off") && $0.hasSuffix("-> ahead 5, behind 0, thumbnails (cellular-thumbnails); cancel; shown as they are") })
+        #expect(table.contains { $0.hasPrefix("wifi      no        no          no       on") && $0.hasSuffix("(free-link); cancel; revalidated") })
+        #expect(table.contains { $0.hasPrefix("cellular  yes       no          yes") && $0.hasSuffix("-> nothing (no entry); cancel; shown as they are") })
     }
 
     @Test func showJSONIsOneObjectWithTheSectionTheOptionAndTheTable() async throws {
@@ -44,6 +44,35 @@ struct PolicyPrefetchCommandTests {
         #expect(cellular["runningLoads"] as? String == "finish")
         let roaming = try #require(table.first { $0["roaming"] as? Bool == true })
         #expect(roaming["runningLoads"] as? String == "cancel" && roaming["prefetchEntry"] is NSNull)
+    }
+
+    /// `revalidateStale` is shown for every network state, as the prefetch plan and the running
+    /// loads are, in text and JSON: per row, whether a stale image is revalidated there.
+    @Test(arguments: [("any-link", true), ("never", false), (nil, false)] as [(String?, Bool)])
+    func showPrintsWhetherStaleImagesAreRevalidatedPerNetworkState(_ option: String?, _ onCellular: Bool) async throws {
+        let path = try cli.home.write("""
+            {"rules": [{"name": "all", "action": "load", "variant": "original", "reason": "r"}]\(option.map { #", "revalidateStale": "\#($0)""# } ?? "")}
+            """, to: "p.json")
+        let text = try await cli.run(["policy", "show", path])
+        #expect(text.status == 0, "\(text.stderr)")
+        let lines = text.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasSuffix("-> prefetch (entry); running loads; stale images") })
+        func row(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) && $0.contains(" -> ") } }
+        let wifi = option == "never" ? "shown as they are" : "revalidated"
+        #expect(row("wifi      no        no ")?.hasSuffix("; \(wifi)") == true)
+        #expect(row("cellular  yes       no ")?.hasSuffix(onCellular ? "; revalidated" : "; shown as they are") == true)
+        #expect(lines.contains { $0.hasPrefix("revalidate stale images: ") && $0.hasSuffix("(per network state in the table below; never offline or captive)") })
+        #expect(row("offline")?.hasSuffix("; shown as they are") == true)
+        let json = try await cli.run(["policy", "show", path, "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let table = try #require(object["table"] as? [[String: Any]])
+        #expect(table.allSatisfy { $0["revalidatesStale"] is Bool })
+        let cellular = try #require(table.first { $0["network"] as? String == "cellular" && $0["expensive"] as? Bool == true && $0["roaming"] as? Bool == false })
+        #expect(cellular["revalidatesStale"] as? Bool == onCellular)
+        let offline = try #require(table.first { $0["network"] as? String == "offline" })
+        #expect(offline["revalidatesStale"] as? Bool == false)
+        let freeWifi = try #require(table.first { $0["network"] as? String == "wifi" && $0["expensive"] as? Bool == false && $0["constrained"] as? Bool == false })
+        #expect(freeWifi["revalidatesStale"] as? Bool == (option != "never"))
     }
 
     @Test func checkReportsAWrongPrefetchCase() async throws {

@@ -169,6 +169,33 @@ struct StatsCommandTests {
         #expect(try number(after.stdout, "total", "bytes", "downloaded") == Self.thumbnailSize)
     }
 
+    /// A day file holding Int64.max (no real usage) is refused as damaged, naming the file, the
+    /// line and the key, exit 65; nothing saturated is printed. Two days each at the bound count
+    /// only the first. `--fetch` then sets the damaged day aside.
+    @Test func countsNoRealUsageReachesAreRefusedNamingTheFileLineAndKey() async throws {
+        _ = try DiskCache(folder: cacheDir)
+        let load = #"{"link":"cellular","variant":"original","source":"network","bytes":BYTES,"transfers":1}"#
+        func day(_ day: UsageDay, bytes: String) -> String {
+            #"{"format":"imgpolicy usage 1","day":"\#(day)","loads":[\#(load.replacingOccurrences(of: "BYTES", with: bytes))],"originalsNotDownloaded":{},"retries":{}}"#
+        }
+        let path = try cli.home.write(day(today, bytes: "9223372036854775807"), to: "cache/usage/\(today).json")
+        let stats = try await cli.run(["stats", "--cache-dir", cacheDir])
+        #expect(stats.status == 65)
+        #expect(stats.stderr == "imgpolicy: \(path): damaged usage record (line 1: \"loads\" item 1, \"bytes\": 9223372036854775807 is more than "
+                + "9007199254740991, more than any real usage)\n")
+        #expect(stats.stdout.contains("nothing recorded") && !stats.stdout.contains("9223"))
+        // Two days at the bound: the later one is not counted.
+        let yesterday = UsageDay(parsing: "2026-11-01")!
+        try cli.home.write(day(yesterday, bytes: "9007199254740991"), to: "cache/usage/2026-11-01.json")
+        try cli.home.write(day(today, bytes: "9007199254740991"), to: "cache/usage/\(today).json")
+        let both = try await cli.run(["stats", "--json", "--since", "2026-11-01", "--cache-dir", cacheDir])
+        #expect(both.status == 65)
+        if today != yesterday {
+            #expect(try number(both.stdout, "total", "bytes", "downloaded") == 9_007_199_254_740_991)
+            #expect(both.stderr.contains("\(path): damaged usage record (not counted: with it the ledger's total \"bytes\" of all loads would be more than 9007199254740991"))
+        }
+    }
+
     enum Special: String, CaseIterable { case fifo, symbolicLink }
 
     /// A FIFO or a link to a file outside the folder in place of today's record: `stats` and

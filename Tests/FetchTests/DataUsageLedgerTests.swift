@@ -71,6 +71,25 @@ struct DataUsageLedgerTests {
         #expect(ledger.read().problems.isEmpty)
     }
 
+    /// Days each within the bound whose sum would pass it: the ledger counts the oldest ones up
+    /// to the bound and reports the day that would pass it (damaged, not counted), so no total
+    /// saturates; adding a real run's usage to a day at the bound sets that day aside.
+    @Test func aDayThatWouldTakeTheLedgersTotalPastTheBoundIsReportedNotCounted() throws {
+        var atBound = DataUsage()
+        atBound.add(.init(bytes: DataUsage.maximumCount, transfers: 1), for: .init(link: .init(.wifi), variant: .original, source: .network))
+        let earlier = UsageDay(parsing: "2026-11-22")!
+        try folder.write(JSONWriter.compactText(of: atBound.ledgerJSON(day: earlier)), to: "usage/2026-11-22.json")
+        try folder.write(JSONWriter.compactText(of: usage(bytes: 1).ledgerJSON(day: day)), to: "usage/2026-11-23.json")
+        let reading = ledger.read()
+        #expect(reading.days.keys.sorted() == [earlier])
+        #expect(reading.problems.count == 1 && reading.problems[0].code == .damaged && reading.problems[0].path == ledger.path(of: day))
+        #expect(reading.problems[0].message.contains(#"not counted: with it the ledger's total "bytes" of all loads would be more than 9007199254740991"#))
+        #expect(reading.total().downloadedBytes() == DataUsage.maximumCount)
+        let notices = try ledger.add(usage(bytes: 10), on: earlier)
+        #expect(notices.count == 1 && notices[0].path == ledger.path(of: earlier) && notices[0].message.contains("with this run's usage"))
+        #expect(ledger.read().days[earlier] == usage(bytes: 10))
+    }
+
     @Test func aTemporaryLeftByAKilledWriterIsIgnoredAndSweptByTheNextWrite() throws {
         try ledger.add(usage(bytes: 10), on: day)
         try folder.write(#"{"format":"imgpolicy us"#, to: "usage/.2026-11-23.json.tmp-Ab12Cd")
@@ -126,8 +145,9 @@ struct DataUsageLedgerTests {
         #expect(DataUsageLedger(cacheFolder: plain.file("missing")).read().days.isEmpty)
     }
 
-    /// `cache clear` and eviction remove entries only; a folder holding only a ledger (the marker
-    /// lost) is still adopted as a cache, while a `usage` folder of other files is not.
+    /// `cache clear` and eviction remove entries only; an earlier cache with a ledger (the marker
+    /// lost) is adopted again, while a folder holding only a ledger, or a `usage` folder of other
+    /// files, is not.
     @Test func theDiskCacheKeepsTheLedgerAndAdoptsAFolderWithOne() throws {
         let cache = try DiskCache(folder: folder.path, capacity: 10_000)
         try ledger.add(usage(bytes: 10), on: day)
@@ -140,10 +160,15 @@ struct DataUsageLedgerTests {
         let report = try DiskCache(folder: folder.path).removeAll()
         #expect(report.removed > 0 && report.failures.isEmpty)
         #expect(ledger.read().days[day] == usage(bytes: 10))
-        // A folder holding only a ledger is adopted too.
+        // A folder holding only a ledger is not adopted: the ledger is written only beside the
+        // marker, so without it the folder is someone else's; refused and untouched.
         let onlyLedger = TemporaryFolder()
         try onlyLedger.write("", to: "usage/lock")
-        _ = try DiskCache(folder: onlyLedger.path)
+        try onlyLedger.write("{}", to: "usage/2026-11-01.json")
+        #expect {
+            try DiskCache(folder: onlyLedger.path)
+        } throws: { ($0 as? DiskCacheError)?.code == .notACache }
+        #expect(try onlyLedger.list() == ["usage"] && onlyLedger.list("usage") == ["2026-11-01.json", "lock"])
         let other = TemporaryFolder()
         try other.write("my holiday", to: "usage/photos.txt")
         #expect(throws: DiskCacheError.self) { try DiskCache(folder: other.path) }

@@ -90,6 +90,43 @@ struct DataUsageTests {
         #expect(throws: LedgerFormatError.self) { try DataUsage(ledgerJSON: value, day: UsageDay(parsing: "2026-11-23")!) }
     }
 
+    /// A ledger text for 2026-11-23 with one load of `bytes` and `transfers`, and `held` originals not downloaded.
+    static func ledgerText(bytes: String, transfers: String = "1", held: String = "0", loads: Int = 1) -> String {
+        let load = #"{"link":"wifi","variant":"original","source":"network","bytes":\#(bytes),"transfers":\#(transfers)}"#
+        return #"{"format":"imgpolicy usage 1","day":"2026-11-23","loads":[\#(Array(repeating: load, count: loads).joined(separator: ","))],"#
+            + #""originalsNotDownloaded":{"cellular":\#(held)},"retries":{}}"#
+    }
+
+    /// A value no real usage reaches (Int64.max, 2^53, anything above 2^53 − 1) or negative is
+    /// refused naming the line and the key, and so is a day whose total would pass the bound; 2^53 − 1 itself is read.
+    @Test(arguments: [
+        (ledgerText(bytes: "9223372036854775807"), #"line 1: "loads" item 1, "bytes": 9223372036854775807 is more than 9007199254740991"#),
+        (ledgerText(bytes: "9007199254740992"), #"line 1: "loads" item 1, "bytes": 9007199254740992 is more than 9007199254740991"#),
+        (ledgerText(bytes: "1", transfers: "-1"), #"line 1: "loads" item 1, "transfers": -1 is not a whole number from 0 to 9007199254740991"#),
+        (ledgerText(bytes: "1", held: "9223372036854775807"), #"line 1: "originalsNotDownloaded", "cellular": 9223372036854775807 is more than"#),
+        (ledgerText(bytes: "9007199254740991", loads: 2), #"the day's total "bytes" of all loads is more than 9007199254740991"#),
+        ("{\n" + ledgerText(bytes: "1").dropFirst().replacingOccurrences(of: #""loads":["#, with: "\n\"loads\":[\n") .replacingOccurrences(of: #""bytes":1"#, with: #""bytes":"1""#),
+         #"line 4: "loads" item 1, "bytes": a string is not a whole number"#),
+    ])
+    func valuesBeyondTheBoundAreRefusedNamingTheLineAndKey(_ text: String, _ message: String) throws {
+        let value = try JSONParser().parse(text)
+        #expect {
+            try DataUsage(ledgerJSON: value, day: UsageDay(parsing: "2026-11-23")!)
+        } throws: { error in
+            ((error as? LedgerFormatError)?.message ?? "").hasPrefix(message)
+        }
+    }
+
+    @Test func theBoundItselfIsReadAndAnEstimateBeyondItIsNone() throws {
+        let read = try DataUsage(ledgerJSON: JSONParser().parse(Self.ledgerText(bytes: "9007199254740991", held: "1")), day: UsageDay(parsing: "2026-11-23")!)
+        #expect(read.downloadedBytes() == DataUsage.maximumCount)
+        #expect(read.savedBytesEstimate(perOriginal: DataUsage.maximumCount) == DataUsage.maximumCount)
+        var twice = read
+        twice.addOriginalsNotDownloaded(1, on: Self.cellular)
+        #expect(twice.savedBytesEstimate(perOriginal: DataUsage.maximumCount) == nil)  // never a saturated figure
+        #expect(twice.savedBytesEstimate(perOriginal: 1_000) == 2_000)
+    }
+
     @Test(arguments: [("2026-11-23", true), ("2024-02-29", true), ("2023-02-29", false), ("2026-13-01", false),
                       ("2026-00-10", false), ("2026-11-31", false), ("26-11-23", false), ("2026-1-23", false),
                       ("2026/11/23", false), ("1969-12-31", false), ("２０２６-11-23", false), ("", false)])

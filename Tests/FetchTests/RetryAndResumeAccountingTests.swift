@@ -77,13 +77,19 @@ struct RetryAndResumeAccountingTests {
         var usage = DataUsage()
         usage.addRetries(2, on: .init(.cellular))
         usage.addResumedBytes(150_000, on: .init(.wifi))
-        usage.addResumedBytes(Int.max, on: .init(.wifi))
-        #expect(usage.resumedBytes(on: { $0.kind == .wifi }) == Int.max, "sums saturate")
+        var beyond = usage
+        beyond.addResumedBytes(Int.max, on: .init(.wifi))
+        #expect(beyond.resumedBytes(on: { $0.kind == .wifi }) == Int.max, "sums in memory saturate")
+        // A usage past the bound no real usage reaches is never written (it could not be read back).
+        #expect {
+            try ledger.add(beyond, on: day)
+        } throws: { ($0 as? DataUsageLedgerError)?.code == .writeFailed }
+        #expect(ledger.read().days.isEmpty)
         _ = try ledger.add(usage, on: day)
         _ = try ledger.add(usage, on: day)
         let reading = ledger.read()
         #expect(reading.problems.isEmpty)
-        #expect(reading.days[day]?.retries() == 4 && reading.days[day]?.resumedBytes() == Int.max)
+        #expect(reading.days[day]?.retries() == 4 && reading.days[day]?.resumedBytes() == 300_000)
         #expect(usage.links == [.init(.wifi), .init(.cellular)])
 
         let older = try #require(UsageDay(parsing: "2026-11-22"))

@@ -40,23 +40,25 @@ extension DataUsage {
         self.init()
         guard case .array(let loads)? = member("loads")?.kind else { throw LedgerFormatError("\"loads\" is not an array") }
         for (index, load) in loads.enumerated() {
-            guard case .object(let fields) = load.kind else { throw LedgerFormatError("load \(index + 1) is not an object") }
-            func field(_ key: String) -> JSONValue.Kind? { fields.first { $0.key == key }?.value.kind }
-            guard case .string(let linkText)? = field("link"), let link = Link(parsing: linkText),
-                  case .string(let variantText)? = field("variant"), let variant = Variant(rawValue: variantText),
-                  case .string(let sourceText)? = field("source"), let source = FetchedImage.Source(rawValue: sourceText),
-                  let bytes = Self.count(field("bytes")), let transfers = Self.count(field("transfers")) else {
-                throw LedgerFormatError("load \(index + 1): expected link, variant, source, and bytes and transfers as whole numbers")
+            guard case .object(let fields) = load.kind else { throw LedgerFormatError("line \(load.line): \"loads\" item \(index + 1) is not an object") }
+            func field(_ key: String) -> JSONValue? { fields.first { $0.key == key }?.value }
+            guard case .string(let linkText)? = field("link")?.kind, let link = Link(parsing: linkText),
+                  case .string(let variantText)? = field("variant")?.kind, let variant = Variant(rawValue: variantText),
+                  case .string(let sourceText)? = field("source")?.kind, let source = FetchedImage.Source(rawValue: sourceText) else {
+                throw LedgerFormatError("line \(load.line): \"loads\" item \(index + 1): expected link, variant and source")
             }
+            let bytes = try Self.count(field("bytes"), named: "\"loads\" item \(index + 1), \"bytes\"", line: load.line)
+            let transfers = try Self.count(field("transfers"), named: "\"loads\" item \(index + 1), \"transfers\"", line: load.line)
             add(Amount(bytes: bytes, transfers: transfers), for: Key(link: link, variant: variant, source: source))
         }
         // "resumedBytes" came later: a day file without it counts none.
         for key in ["originalsNotDownloaded", "retries", "resumedBytes"] where key != "resumedBytes" || member(key) != nil {
-            guard case .object(let counts)? = member(key)?.kind else { throw LedgerFormatError("\"\(key)\" is not an object") }
+            guard let table = member(key), case .object(let counts) = table.kind else { throw LedgerFormatError("\"\(key)\" is not an object") }
             for (linkText, countValue) in counts {
-                guard let link = Link(parsing: linkText), let count = Self.count(countValue.kind) else {
-                    throw LedgerFormatError("\"\(key)\": \"\(linkText)\" is not a link with a whole number")
+                guard let link = Link(parsing: linkText) else {
+                    throw LedgerFormatError("line \(countValue.line > 0 ? countValue.line : table.line): \"\(key)\": \"\(linkText)\" is not a link")
                 }
+                let count = try Self.count(countValue, named: "\"\(key)\", \"\(linkText)\"", line: table.line)
                 switch key {
                 case "retries": addRetries(count, on: link)
                 case "resumedBytes": addResumedBytes(count, on: link)
@@ -64,12 +66,25 @@ extension DataUsage {
                 }
             }
         }
+        // Each value is within the bound; their sums (repeated keys, several links) must be too.
+        if let total = totals.firstBeyondMaximum {
+            throw LedgerFormatError("the day's total \(total) is more than \(Self.maximumCount), more than any real usage")
+        }
     }
 
-    /// A whole number 0…Int.max written as digits; nil for anything else.
-    private static func count(_ kind: JSONValue.Kind?) -> Int? {
-        guard case .number(let text)? = kind, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-        return Int(text)
+    /// A whole number 0…`maximumCount` written as digits; otherwise the error names the line
+    /// (the value's, else `line`) and `name`, the key.
+    private static func count(_ value: JSONValue?, named name: String, line: Int) throws(LedgerFormatError) -> Int {
+        let at = "line \(value.map { $0.line > 0 ? $0.line : line } ?? line): \(name)"
+        guard let value else { throw LedgerFormatError("\(at) is missing") }
+        guard case .number(let text) = value.kind, !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            let shown = if case .number(let text) = value.kind { text } else { value.typeDescription }
+            throw LedgerFormatError("\(at): \(shown.prefix(40)) is not a whole number from 0 to \(maximumCount)")
+        }
+        guard let count = Int(text), count <= maximumCount else {
+            throw LedgerFormatError("\(at): \(text.prefix(40))\(text.count > 40 ? "…" : "") is more than \(maximumCount), more than any real usage")
+        }
+        return count
     }
 }
 

@@ -17,7 +17,9 @@ import Policy
 /// }
 /// ```
 ///
-/// Counts never overflow: every sum saturates at `Int.max` (a ledger file is untrusted).
+/// Counts never overflow: every sum in memory saturates at `Int.max`. What the ledger reads and
+/// writes stays within `maximumCount` (2^53 − 1): a larger value, day or ledger total is refused
+/// as damaged, naming the file, line and key, so no printed figure is ever a saturated one.
 public struct DataUsage: Sendable, Hashable {
     /// The network link a decision was made on: its kind, and whether it was expensive or
     /// roaming (kept apart: a roaming byte costs far more than a home one).

@@ -94,7 +94,17 @@ public struct DataUsageLedger: Sendable {
         sweepTemporaries(in: folderFD)
         var setAside: [DataUsageLedgerError] = []
         var total = usage
+        if let beyond = usage.totals.firstBeyondMaximum {
+            throw DataUsageLedgerError(path: path(of: day), message: "cannot record a usage whose total \(beyond) is more than "
+                                       + "\(DataUsage.maximumCount); the record is untouched", code: .writeFailed)
+        }
         switch readDay(day, in: folderFD) {
+        case .success(let existing?) where (existing.totals + usage.totals).firstBeyondMaximum != nil:
+            // A day within the bound that cannot take a real run's usage holds no real counts.
+            let beyond = (existing.totals + usage.totals).firstBeyondMaximum ?? ""
+            let error = DataUsageLedgerError(path: path(of: day), message: "damaged usage record (with this run's usage its total \(beyond) "
+                                             + "would be more than \(DataUsage.maximumCount), more than any real usage)", code: .damaged)
+            setAside.append(try putAside(day, in: folderFD, because: error))
         case .success(let existing):
             if let existing { total = existing + usage }
         case .failure(let error) where error.code == .damaged:
@@ -155,10 +165,24 @@ public struct DataUsageLedger: Sendable {
             return reading
         }
         defer { close(folderFD) }
+        // The ledger's totals, oldest day first: a day that would take one past the bound is
+        // not counted (reported), so that no total or figure printed from them saturates.
+        var totals = DataUsage.Totals()
         for name in (DiskCacheFolder.names(in: folderFD) ?? []).sorted() {
             guard name.hasSuffix(".json"), let day = UsageDay(parsing: String(name.dropLast(5))), Self.fileName(day) == name else { continue }
             switch readDay(day, in: folderFD) {
-            case .success(let usage): if let usage { reading.days[day] = usage }
+            case .success(let usage):
+                guard let usage else { continue }
+                let sum = totals + usage.totals
+                if let total = sum.firstBeyondMaximum {
+                    let error = DataUsageLedgerError(path: path(of: day), message: "damaged usage record (not counted: with it the ledger's total "
+                                                     + "\(total) would be more than \(DataUsage.maximumCount), more than any real usage)", code: .damaged)
+                    logger.warning("usage record not counted", metadata: ["file": "\(error.path)", "reason": "\(error.message)"])
+                    reading.problems.append(error)
+                    continue
+                }
+                totals = sum
+                reading.days[day] = usage
             case .failure(let error):
                 logger.warning("usage record not counted", metadata: ["file": "\(error.path)", "reason": "\(error.message)"])
                 reading.problems.append(error)

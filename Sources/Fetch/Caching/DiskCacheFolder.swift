@@ -130,9 +130,10 @@ final class DiskCacheFolder: Sendable {
     }
 
     /// Whether a folder without the marker may be taken as a cache: it is empty, or it holds
-    /// strong evidence of an earlier version's cache and nothing else. Every name is a shard, `tmp`
-    /// or `journal`; the journal starts with the journal's magic; every name in a shard is an entry
-    /// name of that shard and every name in `tmp/` a temporary's; and at least one entry exists.
+    /// strong evidence of an earlier version's cache and nothing else. Every name is a shard, `tmp`,
+    /// `journal` or `usage` (the ledger's own names only); the journal starts with the journal's
+    /// magic; every name in a shard is an entry name of that shard and every name in `tmp/` a
+    /// temporary's; and at least one entry exists (a ledger alone is no evidence).
     /// Another process's first open may be writing the marker meanwhile (its temporaries are
     /// ignored), and a name gone since the listing proves nothing either way.
     private func isEmptyOrEarlierCache(_ names: [String]) -> Bool {
@@ -160,7 +161,10 @@ final class DiskCacheFolder: Sendable {
                 return false
             }
         }
-        let onlyMarkerTemporaries = names.allSatisfy { $0.hasPrefix(Self.markerName + ".new-") || $0 == Self.usageFolderName }
+        // A usage ledger is neutral beside an earlier cache's entries, never evidence on its own:
+        // the ledger is written only beside the marker, so a `usage/` without it is someone
+        // else's (or a cache whose marker was removed on purpose), and the folder is refused.
+        let onlyMarkerTemporaries = names.allSatisfy { $0.hasPrefix(Self.markerName + ".new-") }
         return onlyMarkerTemporaries || entries > 0
     }
 

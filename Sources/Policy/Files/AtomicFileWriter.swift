@@ -15,7 +15,8 @@ import Darwin
 ///   a rename would swap `/dev/null` for a regular file;
 /// - a symbolic link is followed: the file it points to is replaced and the link is kept; a link
 ///   to nothing is refused;
-/// - a file that is replaced keeps its permission bits; a new one gets `newFileMode`.
+/// - a file that is replaced keeps its permission bits; a new one gets `newFileMode`;
+/// - a target whose real path is not UTF-8 (`PathBytes`) is refused: its name cannot be written.
 package enum AtomicFileWriter {
     /// Writes `bytes` to `path`.
     ///
@@ -79,8 +80,14 @@ package enum AtomicFileWriter {
                 throw failure(path, "is a symbolic link to a missing file (\(errnoText(errno).lowercased())); refusing to replace the link")
             }
             guard let real = realpath(path, nil) else { throw failure(path, "cannot resolve the symbolic link: \(errnoText(errno).lowercased())") }
-            resolved = String(cString: real)
-            free(real)
+            defer { free(real) }
+            // A real path that is not UTF-8 cannot be named by a String: decoding it would name
+            // another file (each bad byte becomes U+FFFD), which the rename would then create.
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(real).assumingMemoryBound(to: UInt8.self), count: strlen(real))
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw failure(path, "its real path \(PathBytes.displayed(bytes)) is not UTF-8; only a file whose path is UTF-8 is replaced (rename it)")
+            }
+            resolved = text
         }
         let kind = FileKind(mode: info.st_mode)
         guard kind == .regular else {

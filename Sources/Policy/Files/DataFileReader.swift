@@ -15,12 +15,12 @@ import Darwin
 /// `.unreadable` error naming the file and its type; the flag stays set, so a file that claims to
 /// be regular but waits for data (`/proc/kmsg`) is refused instead of blocking. Standard input (`-`) is read as it is, so
 /// that a pipe still works there.
-enum DataFileReader {
+package enum DataFileReader {
     /// The largest data file read: far above any real item, policy or settings file.
     static let maximumSize = 64 << 20
 
     /// The bytes of `path`; `-` reads standard input.
-    static func read(_ path: String) throws(DataFileError) -> [UInt8] {
+    package static func read(_ path: String) throws(DataFileError) -> [UInt8] {
         if path == "-" { return try readAll(fd: 0, source: "<stdin>") }
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else {

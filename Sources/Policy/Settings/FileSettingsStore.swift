@@ -213,7 +213,8 @@ public final class FileSettingsStore: SettingsStore {
     private func canonical(_ path: String) -> String? {
         guard let real = realpath(path, nil) else { return nil }
         defer { free(real) }
-        return String(cString: real)
+        // Not UTF-8: a decoded copy would name another file; the caller falls back to the path.
+        return String(validatingCString: real)
     }
 }
 
