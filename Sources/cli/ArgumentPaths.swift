@@ -46,6 +46,9 @@ enum ArgumentPaths {
         var environment: [String: String] = [:]
     }
 
+    /// The options whose value is a path (or, for `--policy`, a policy's name or file).
+    static let pathOptions = ["--item", "--cache-dir", "--settings", "--output", "--policy", "--root"]
+
     /// The path variables read as paths (a value that is not UTF-8 is made into a path as an
     /// argument is).
     static let pathVariables = ["HOME", "IMGPOLICY_POLICY_DIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"]
@@ -71,14 +74,22 @@ enum ArgumentPaths {
             let equals = bytes.starts(with: [UInt8(ascii: "-"), UInt8(ascii: "-")]) ? bytes.firstIndex(of: UInt8(ascii: "=")) : nil
             let prefix = equals.flatMap { String(validating: UnsafeBufferPointer(rebasing: bytes[...$0]), as: UTF8.self) } ?? ""
             let value = equals.map { UnsafeBufferPointer(rebasing: bytes[($0 + 1)...]) } ?? bytes
-            if index > 0, equals == nil || !prefix.isEmpty, let (path, substitute) = substitute(value) {
+            // Only a path is made into one: the value of a path option, or a file or name given to
+            // `policy`. Anything else that is not UTF-8 (a setting's key or value, say) is refused
+            // below rather than stored as `/proc/self/fd/N`.
+            let option = equals == nil ? prepared.arguments.last ?? "" : String(prefix.dropLast())
+            let isPath = pathOptions.contains(option) || (equals == nil && prepared.arguments.dropFirst().first == "policy")
+            if index > 0, isPath, equals == nil || !prefix.isEmpty, let (path, substitute) = substitute(value) {
                 prepared.arguments.append(prefix + path)
                 prepared.substitutes.append(substitute)
             } else {
                 let shown = PathBytes.displayed(bytes)
                 if index > 0 && prepared.refused == nil {
-                    prepared.refused = "argument \(index) \"\(shown)\" is not UTF-8 and names nothing that exists: "
-                        + "imgpolicy reads and writes such names only when they exist (or their folder does, for a UTF-8 file name)"
+                    prepared.refused = isPath
+                        ? "argument \(index) \"\(shown)\" is not UTF-8 and names nothing that exists: "
+                            + "imgpolicy reads and writes such names only when they exist (or their folder does, for a UTF-8 file name)"
+                        : "argument \(index) \"\(shown)\" is not UTF-8: only a path (the value of \(pathOptions.joined(separator: ", ")), "
+                            + "or a policy file) may hold bytes that are not UTF-8"
                 }
                 prepared.arguments.append(shown)
             }

@@ -169,4 +169,20 @@ struct NonUTF8PathTests {
         #expect(list().allSatisfy { !$0.contains("\u{FFFD}") })
         #expect(list() == ["d\\xFF", "item.json", "link.png", "o\\xFF.png", "s\\xFF.json"])
     }
+
+    /// A setting's key or value that is not UTF-8 is refused, even when a file of that name
+    /// exists in the current folder: only paths are made into `/proc/self/fd` paths (else the
+    /// settings file got `"/proc/self/fd/3": true`).
+    @Test func aKeyOrValueThatIsNotUTF8IsRefusedNotStoredAsADescriptorPath() async throws {
+        write("", to: "key<FF>")
+        write("", to: "v<FF>")
+        let settings = folder.file("settings.json")
+        for arguments in [["settings", "set", "DIR/key<FF>", "true"], ["settings", "set", "k", "DIR/v<FF>"],
+                          ["--network", "wifi", "--item", "DIR/v<FF>", "--set", "DIR/key<FF>=true"]] {
+            let result = try await run(arguments + ["--settings", settings])
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("is not UTF-8: only a path"), "\(arguments): \(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: settings), "\(arguments) wrote the settings file")
+        }
+    }
 }
