@@ -63,6 +63,11 @@ bin="$(swift build -c release "${release_flags[@]}" --scratch-path "$scratch" --
 # Everything is made in a staging folder first, so that a failure installs nothing.
 staging="$(mktemp -d "${TMPDIR:-/tmp}/imgpolicy-install.XXXXXX")"
 trap 'rm -rf "$staging"' EXIT
+# The binary is copied out before the man page is made: the manual plugin builds the package's
+# products again in release without the flags above, into the same folder, which replaced the
+# static binary with a dynamically linked one that needs the toolchain's libraries.
+cp "$bin" "$staging/imgpolicy" || fail "cannot copy $bin to $staging; nothing was installed"
+bin="$staging/imgpolicy"
 
 report "generating the man page (swift package plugin generate-manual)"
 manual_date="$(git -C "$root" log -1 --format=%cs 2>/dev/null || true)"

@@ -53,6 +53,16 @@ struct InstallTests {
         let version = try await Self.installed(prefix, ["--version"], in: folder.path)
         #expect(version.status == 0)
         #expect(version.stdout == Version.current + "\n")
+        // The installed binary is the one built with scripts/release-flags.sh: the Swift runtime
+        // linked in, so it loads no library of the toolchain (the manual plugin's own release build
+        // once replaced it with a dynamically linked one, which needs /opt/swift to start).
+        let loaderListing = try await offThePool {
+            try ProcessResult.run(prefix + "/bin/imgpolicy", ["--version"], environment: ["LD_DEBUG": "libs"], workingDirectory: folder.path)
+        }
+        let initialised = loaderListing.stderr.split(separator: "\n").filter { $0.contains("calling init: ") }
+        #expect(initialised.contains { $0.contains("libc.so") }, "the loader listed nothing: \(loaderListing.stderr.prefix(300))")
+        #expect(!initialised.contains { $0.contains("libswiftCore") || $0.contains("/opt/swift") || $0.contains("libFoundation") },
+                "the installed command loads the toolchain's libraries: \(initialised)")
         let lowData = try await Self.installed(prefix, ["--network", "cellular", "--policy", "low-data", "--item", item], in: folder.path)
         #expect(lowData.status == 0, "\(lowData.stderr)")
         #expect(lowData.stdout.hasPrefix("x: load thumbnail https://img.example/x-t.jpg (rule saving-thumbnail"), "\(lowData.stdout)")
