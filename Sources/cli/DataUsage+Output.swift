@@ -27,16 +27,18 @@ extension DataUsage {
 
     /// `2.0 MB downloaded (cellular 2.0 MB in 3 transfers), 1.0 MB from the caches; 4 originals
     /// not downloaded (about 8.0 MB saved, estimated)`, then `; 2 retries` and `; 180.0 KB not
-    /// downloaded again (resumed)` when there were any.
+    /// downloaded again (resumed)` when there were any. The bytes downloaded are every byte
+    /// received: with failed attempts, the parenthesis ends with them (`, cellular 65.5 KB in
+    /// failed attempts`), so that its parts add up to the total.
     func summaryText(perOriginal: Int?) -> String {
-        let downloaded = downloadedBytes()
-        var text = "\(Self.bytesText(downloaded)) downloaded"
-        let perLink = links.compactMap { link -> String? in
+        var text = "\(Self.bytesText(receivedBytes())) downloaded"
+        var parts = links.compactMap { link -> String? in
             let amount = amount { $0.source == .network && $0.link == link }
             guard amount.transfers > 0 else { return nil }
             return "\(link) \(Self.bytesText(amount.bytes)) in \(amount.transfers) transfer\(amount.transfers == 1 ? "" : "s")"
         }
-        if !perLink.isEmpty { text += " (" + perLink.joined(separator: ", ") + ")" }
+        parts += failedBytes.sorted { $0.key < $1.key }.map { "\($0.key) \(Self.bytesText($0.value)) in failed attempts" }
+        if !parts.isEmpty { text += " (" + parts.joined(separator: ", ") + ")" }
         let cached = amount(from: .disk) + amount(from: .memory)
         text += ", \(Self.bytesText(cached.bytes)) from the caches"
         let held = originalsNotDownloaded()
@@ -56,13 +58,18 @@ extension DataUsage {
 
     /// The JSON object of `stats --json` (per day and total) and of `--fetch --json`'s `usage`.
     /// `byNetwork` counts downloaded bytes only; `savedBytesEstimate` is null without a basis.
+    /// `bytes.downloaded` is every byte received: `bySource.network` plus `failedAttempts.total`.
     func outputJSON(perOriginal: Int?) -> JSONValue {
         func number(_ value: Int) -> JSONValue { JSONValue(.number(String(value))) }
         func object(_ members: [(String, JSONValue)]) -> JSONValue { JSONValue(.object(members.map { (key: $0.0, value: $0.1) })) }
         let sources: [FetchedImage.Source] = [.network, .disk, .memory]
         let network = links.filter { link in amount { $0.source == .network && $0.link == link }.transfers > 0 }
         let bytes = object([
-            ("downloaded", number(downloadedBytes())),
+            ("downloaded", number(receivedBytes())),
+            ("failedAttempts", object([
+                ("total", number(failedBytes())),
+                ("byNetwork", object(failedBytes.sorted { $0.key < $1.key }.map { ($0.key.description, number($0.value)) })),
+            ])),
             ("fromCaches", number((amount(from: .disk) + amount(from: .memory)).bytes)),
             ("bySource", object(sources.map { ($0.rawValue, number(amount(from: $0).bytes)) })),
             ("byNetwork", object(network.map { link in

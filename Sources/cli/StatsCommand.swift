@@ -73,7 +73,7 @@ struct StatsCommand: ParsableCommand {
             if total.isEmpty {
                 lines = ["\(period): nothing recorded"]
             } else {
-                let cellular = total.downloadedBytes { $0.kind == .cellular }
+                let cellular = total.receivedBytes { $0.kind == .cellular }
                 let saved = perOriginal.map { perOriginal in
                     let estimate = total.savedBytesEstimate(perOriginal: perOriginal)
                     return estimate == nil ? DataUsage.savedText(nil, separator: "") : DataUsage.savedText(estimate, separator: " (") + ")"

@@ -9,7 +9,8 @@ extension DataUsage {
     /// ```json
     /// {"format":"imgpolicy usage 1","day":"2026-11-23",
     ///  "loads":[{"link":"cellular","variant":"thumbnail","source":"network","bytes":2000,"transfers":1}],
-    ///  "originalsNotDownloaded":{"cellular":1},"retries":{},"resumedBytes":{"wifi":180000}}
+    ///  "originalsNotDownloaded":{"cellular":1},"retries":{},"resumedBytes":{"wifi":180000},
+    ///  "failedBytes":{"cellular":65536}}
     /// ```
     func ledgerJSON(day: UsageDay) -> JSONValue {
         let loads = amounts.sorted { ($0.key.link, $0.key.variant.rawValue, $0.key.source.rawValue) < ($1.key.link, $1.key.variant.rawValue, $1.key.source.rawValue) }
@@ -23,7 +24,8 @@ extension DataUsage {
         }
         return JSONValue(.object([("format", .init(.string(Self.ledgerFormat))), ("day", .init(.string(day.description))),
                                   ("loads", .init(.array(loads))), ("originalsNotDownloaded", counts(originalsNotDownloaded)),
-                                  ("retries", counts(retries)), ("resumedBytes", counts(resumedBytes))]))
+                                  ("retries", counts(retries)), ("resumedBytes", counts(resumedBytes)),
+                                  ("failedBytes", counts(failedBytes))]))
     }
 
     /// Reads a ledger day file's JSON; the message says what is wrong (every value is checked:
@@ -51,8 +53,9 @@ extension DataUsage {
             let transfers = try Self.count(field("transfers"), named: "\"loads\" item \(index + 1), \"transfers\"", line: load.line)
             add(Amount(bytes: bytes, transfers: transfers), for: Key(link: link, variant: variant, source: source))
         }
-        // "resumedBytes" came later: a day file without it counts none.
-        for key in ["originalsNotDownloaded", "retries", "resumedBytes"] where key != "resumedBytes" || member(key) != nil {
+        // "resumedBytes" and "failedBytes" came later: a day file without them counts none.
+        let later: Set = ["resumedBytes", "failedBytes"]
+        for key in ["originalsNotDownloaded", "retries", "resumedBytes", "failedBytes"] where !later.contains(key) || member(key) != nil {
             guard let table = member(key), case .object(let counts) = table.kind else { throw LedgerFormatError("\"\(key)\" is not an object") }
             for (linkText, countValue) in counts {
                 guard let link = Link(parsing: linkText) else {
@@ -62,6 +65,7 @@ extension DataUsage {
                 switch key {
                 case "retries": addRetries(count, on: link)
                 case "resumedBytes": addResumedBytes(count, on: link)
+                case "failedBytes": addFailedBytes(count, on: link)
                 default: addOriginalsNotDownloaded(count, on: link)
                 }
             }

@@ -11,22 +11,24 @@ extension DataUsage {
     public static let maximumCount = 9_007_199_254_740_991
 
     /// The sums over every key of a usage: all bytes and all transfers (every link, variant and
-    /// source), originals not downloaded, retries and resumed bytes. Every figure `stats` prints
+    /// source), originals not downloaded, retries, resumed bytes and bytes of failed attempts. Every figure `stats` prints
     /// is a part of one of these, so when they are at most `maximumCount`, so is every figure.
     struct Totals: Equatable {
-        var bytes = 0, transfers = 0, originalsNotDownloaded = 0, retries = 0, resumedBytes = 0
+        var bytes = 0, transfers = 0, originalsNotDownloaded = 0, retries = 0, resumedBytes = 0, failedBytes = 0
 
         /// The totals as (name, value), the names as the ledger's keys say them.
         var named: [(name: String, value: Int)] {
             [("\"bytes\" of all loads", bytes), ("\"transfers\" of all loads", transfers),
-             ("\"originalsNotDownloaded\"", originalsNotDownloaded), ("\"retries\"", retries), ("\"resumedBytes\"", resumedBytes)]
+             ("\"originalsNotDownloaded\"", originalsNotDownloaded), ("\"retries\"", retries), ("\"resumedBytes\"", resumedBytes),
+             ("\"failedBytes\"", failedBytes)]
         }
 
         /// The sum, saturating at `Int.max` (checked against `maximumCount` afterwards).
         static func + (lhs: Totals, rhs: Totals) -> Totals {
             Totals(bytes: saturatingSum(lhs.bytes, rhs.bytes), transfers: saturatingSum(lhs.transfers, rhs.transfers),
                    originalsNotDownloaded: saturatingSum(lhs.originalsNotDownloaded, rhs.originalsNotDownloaded),
-                   retries: saturatingSum(lhs.retries, rhs.retries), resumedBytes: saturatingSum(lhs.resumedBytes, rhs.resumedBytes))
+                   retries: saturatingSum(lhs.retries, rhs.retries), resumedBytes: saturatingSum(lhs.resumedBytes, rhs.resumedBytes),
+                   failedBytes: saturatingSum(lhs.failedBytes, rhs.failedBytes))
         }
 
         /// The name of the first total above `maximumCount`, or nil when all are within it.
@@ -39,7 +41,7 @@ extension DataUsage {
     var totals: Totals {
         let all = amount { _ in true }
         return Totals(bytes: all.bytes, transfers: all.transfers, originalsNotDownloaded: originalsNotDownloaded(),
-                      retries: retries(), resumedBytes: resumedBytes())
+                      retries: retries(), resumedBytes: resumedBytes(), failedBytes: failedBytes())
     }
 
     /// The estimate of `estimatedSavedBytes(perOriginal:on:)`, or nil when it would be more than

@@ -88,7 +88,8 @@ public struct DataUsage: Sendable, Hashable {
 
     /// Bytes and images (a transfer for the network, a cache read for disk and memory).
     public struct Amount: Sendable, Hashable {
-        /// Bytes of image files.
+        /// Bytes of image files; for the network, the bytes received for them (a resumed download
+        /// counts the rest it received: the part it kept was counted when it arrived).
         public var bytes: Int
         /// Images loaded.
         public var transfers: Int
@@ -120,6 +121,11 @@ public struct DataUsage: Sendable, Hashable {
     /// Bytes not downloaded again thanks to resuming, by link: the part of each resumed download
     /// kept from an earlier, interrupted transfer (measured, not estimated).
     public private(set) var resumedBytes: [Link: Int]
+    /// Body bytes received by attempts that failed or were cancelled, by link: on the network
+    /// all the same, but for no image (an error page, a body cut short, stalled, refused). Part of
+    /// `receivedBytes(on:)`, with the downloaded bytes. A failed attempt's body kept for resuming
+    /// is counted here once: the resumed download counts only the rest.
+    public private(set) var failedBytes: [Link: Int]
 
     /// Nothing loaded.
     public init() {
@@ -127,10 +133,13 @@ public struct DataUsage: Sendable, Hashable {
         originalsNotDownloaded = [:]
         retries = [:]
         resumedBytes = [:]
+        failedBytes = [:]
     }
 
     /// Whether nothing at all was counted.
-    public var isEmpty: Bool { amounts.isEmpty && originalsNotDownloaded.isEmpty && retries.isEmpty && resumedBytes.isEmpty }
+    public var isEmpty: Bool {
+        amounts.isEmpty && originalsNotDownloaded.isEmpty && retries.isEmpty && resumedBytes.isEmpty && failedBytes.isEmpty
+    }
 
     /// Adds one load of `amount` under `key`.
     public mutating func add(_ amount: Amount, for key: Key) {
@@ -155,12 +164,19 @@ public struct DataUsage: Sendable, Hashable {
         resumedBytes[link] = saturatingSum(resumedBytes[link] ?? 0, bytes)
     }
 
+    /// Adds `bytes` received by failed or cancelled attempts on `link`.
+    public mutating func addFailedBytes(_ bytes: Int, on link: Link) {
+        guard bytes > 0 else { return }
+        failedBytes[link] = saturatingSum(failedBytes[link] ?? 0, bytes)
+    }
+
     /// Adds everything `other` counted.
     public mutating func merge(_ other: DataUsage) {
         for (key, amount) in other.amounts { add(amount, for: key) }
         for (link, count) in other.originalsNotDownloaded { addOriginalsNotDownloaded(count, on: link) }
         for (link, count) in other.retries { addRetries(count, on: link) }
         for (link, bytes) in other.resumedBytes { addResumedBytes(bytes, on: link) }
+        for (link, bytes) in other.failedBytes { addFailedBytes(bytes, on: link) }
     }
 
     /// The sum of two usages.
@@ -183,14 +199,27 @@ public struct DataUsage: Sendable, Hashable {
     /// Bytes and transfers from `source`.
     public func amount(from source: FetchedImage.Source) -> Amount { amount { $0.source == source } }
 
-    /// Bytes downloaded (source `.network`) on the links `include` accepts (all by default).
+    /// Bytes downloaded for images loaded (source `.network`) on the links `include` accepts (all
+    /// by default); without the bytes of failed attempts (see `receivedBytes(on:)`).
     public func downloadedBytes(on include: (Link) -> Bool = { _ in true }) -> Int {
         amount { $0.source == .network && include($0.link) }.bytes
     }
 
+    /// Every body byte received from the network on the links `include` accepts (all by
+    /// default): the bytes downloaded for images plus those of failed or cancelled attempts.
+    /// What a metered link counted.
+    ///
+    /// ```swift
+    /// let cellular = usage.receivedBytes { $0.kind == .cellular }
+    /// ```
+    public func receivedBytes(on include: (Link) -> Bool = { _ in true }) -> Int {
+        saturatingSum(downloadedBytes(on: include), failedBytes(on: include))
+    }
+
     /// Every link that appears in the usage, in order.
     public var links: [Link] {
-        Set(amounts.keys.map(\.link)).union(originalsNotDownloaded.keys).union(retries.keys).union(resumedBytes.keys).sorted()
+        Set(amounts.keys.map(\.link)).union(originalsNotDownloaded.keys).union(retries.keys).union(resumedBytes.keys)
+            .union(failedBytes.keys).sorted()
     }
 
     /// Originals not downloaded on the links `include` accepts (all by default).
@@ -206,6 +235,11 @@ public struct DataUsage: Sendable, Hashable {
     /// Bytes not downloaded again thanks to resuming, on the links `include` accepts (all by default).
     public func resumedBytes(on include: (Link) -> Bool = { _ in true }) -> Int {
         resumedBytes.reduce(0) { include($1.key) ? saturatingSum($0, $1.value) : $0 }
+    }
+
+    /// Bytes received by failed or cancelled attempts, on the links `include` accepts (all by default).
+    public func failedBytes(on include: (Link) -> Bool = { _ in true }) -> Int {
+        failedBytes.reduce(0) { include($1.key) ? saturatingSum($0, $1.value) : $0 }
     }
 
     // MARK: - Saved bytes (an estimate)

@@ -16,11 +16,15 @@ import Policy
 ///
 /// What one load counts (`record(_:for:cache:)`):
 /// - an image shown (downloaded, or read from disk or memory): its bytes and one transfer under
-///   the decision's link, the variant and the source; a failed load's cached fallback thumbnail
-///   too. A failed or cancelled download counts no bytes (the pipeline does not report them).
+///   the decision's link, the variant and the source (a resumed download: the bytes it received,
+///   not those it kept); a failed load's cached fallback thumbnail too.
 /// - the retries the download needed (`FetchedImage.retries`, or `FetchError.attempts` - 1 for
 ///   a download that failed for good), and the bytes a resumed download kept from an earlier
 ///   transfer (`FetchedImage.resumedBytes`), under the decision's link.
+/// - the body bytes received by attempts that failed (`FetchedImage.failedBytes`, or
+///   `FetchError.receivedBytes` for a download that failed for good), under the decision's link.
+///   A cancelled load's are not counted here: its waiter leaves before the transfer stops, so
+///   the pipeline counts what the transfer received into its `backgroundUsage`.
 /// - a decision for the thumbnail (loaded or cached) or the placeholder while the item's
 ///   original is not cached: one original not downloaded on that link, **once per original URL** for the life
 ///   of the recorder (a row scrolled back to is not a second saving). Offline and captive
@@ -89,13 +93,18 @@ public final class DataUsageRecorder: Sendable {
         switch event {
         case .imageReady(let made, let variant, let image):
             decision = made
-            change.add(.init(bytes: image.bytes.count, transfers: 1), for: .init(link: .init(made.network), variant: variant, source: image.source))
+            // A resumed download received the rest only: the part it kept was counted when it arrived.
+            let bytes = image.source == .network ? image.bytes.count - min(image.resumedBytes, image.bytes.count) : image.bytes.count
+            change.add(.init(bytes: bytes, transfers: 1), for: .init(link: .init(made.network), variant: variant, source: image.source))
             change.addRetries(image.retries, on: .init(made.network))
             change.addResumedBytes(image.resumedBytes, on: .init(made.network))
+            change.addFailedBytes(image.failedBytes, on: .init(made.network))
             shownVariant = variant
         case .failed(let made, let error, let fallback):
             decision = made
             change.addRetries(max(1, error.attempts) - 1, on: .init(made.network))
+            // A cancelled transfer's bytes are counted by the pipeline (see the type's documentation).
+            if error.code != .cancelled { change.addFailedBytes(error.receivedBytes, on: .init(made.network)) }
             if let fallback {
                 change.add(.init(bytes: fallback.bytes.count, transfers: 1), for: .init(link: .init(made.network), variant: .thumbnail, source: fallback.source))
             }
@@ -121,11 +130,22 @@ public final class DataUsageRecorder: Sendable {
 
     /// Counts a download the pipeline made on its own after a load had returned (a background
     /// revalidation answered with a new image: `ImagePipeline.backgroundUsage`): `bytes` from the
-    /// network for `variant`, and its retries, under `network`'s link.
-    public func recordBackgroundDownload(bytes: Int, retries: Int = 0, variant: Variant, on network: NetworkState) {
+    /// network for `variant`, its retries and the bytes its failed attempts received, under
+    /// `network`'s link.
+    public func recordBackgroundDownload(bytes: Int, retries: Int = 0, failedBytes: Int = 0, variant: Variant, on network: NetworkState) {
         var change = DataUsage()
         change.add(.init(bytes: bytes, transfers: 1), for: .init(link: .init(network), variant: variant, source: .network))
         change.addRetries(retries, on: .init(network))
+        change.addFailedBytes(failedBytes, on: .init(network))
+        apply { _ in change }
+    }
+
+    /// Counts `bytes` received on `network` by attempts that failed or were cancelled, for
+    /// transfers no load through `ImageLoader` counts (a cancelled load, a prefetch, a background
+    /// revalidation: `ImagePipeline.backgroundUsage`).
+    public func recordFailedBytes(_ bytes: Int, on network: NetworkState) {
+        var change = DataUsage()
+        change.addFailedBytes(bytes, on: .init(network))
         apply { _ in change }
     }
 

@@ -324,7 +324,7 @@ public final class ImagePipeline: CacheInspecting {
             } catch {
                 result = .failure(error)
             }
-            finish(url, load, with: result)
+            finish(url, load, with: result, network: network)
         }
         state.withLock { $0.table.started(url, load, handle: task) }?.cancel()
     }
@@ -338,7 +338,9 @@ public final class ImagePipeline: CacheInspecting {
                 return try await revalidate(url, stored, priority: priority, network: network)
             } catch where error.code != .cancelled {
                 logger.info("revalidation failed: the stored image is shown", metadata: ["url": "\(url)", "error": "\(error)"])
-                return stored.image(url)
+                var image = stored.image(url)
+                image.failedBytes = error.receivedBytes
+                return image
             }
         }
         if Task.isCancelled { throw FetchError(url: url, code: .cancelled) }
@@ -372,7 +374,9 @@ public final class ImagePipeline: CacheInspecting {
         } catch {
             if partial != nil, case .httpStatus(416) = error.code, let disk {
                 await writes?.thread.run { disk.discardPartial(for: url) }
-                return try await download(url, priority: priority, network: network, resuming: false)
+                return try await adding(failedBytes: error.receivedBytes) { () async throws(FetchError) in
+                    try await download(url, priority: priority, network: network, resuming: false)
+                }
             }
             if error.code != .cancelled {
                 logger.warning("download failed", metadata: ["url": "\(url)", "error": "\(error)"])
@@ -381,10 +385,14 @@ public final class ImagePipeline: CacheInspecting {
         }
         measure(response, on: network)
         if response.status == 206, let partial, let disk, let writes {
-            return try await completeResumed(url, response, partial: partial, disk: disk, thread: writes.thread,
-                                             requestedAt: requestedAt, priority: priority, network: network)
+            return try await adding(failedBytes: response.failedAttemptBytes) { () async throws(FetchError) in
+                try await completeResumed(url, response, partial: partial, disk: disk, thread: writes.thread,
+                                          requestedAt: requestedAt, priority: priority, network: network)
+            }
         }
-        var image = try await accept(response, for: url, requestedAt: requestedAt)
+        var image = try await adding(failedBytes: response.failedAttemptBytes) { () async throws(FetchError) in
+            try await accept(response, for: url, requestedAt: requestedAt)
+        }
         image.retries = max(1, response.attempts) - 1
         // The whole body came (a 200: also when the validator changed): no partial body is left.
         if let disk, let writes, partial != nil || response.body.count >= disk.partialLimits.minimumBytes {
@@ -427,7 +435,10 @@ public final class ImagePipeline: CacheInspecting {
         case .success(nil):
             logger.info("a resumed download did not add up: downloading again", metadata: ["url": "\(url)",
                         "range": "\(response.header("Content-Range") ?? "none")", "kept": "\(partial.offset)"])
-            return try await download(url, priority: priority, network: network, resuming: false)
+            // The rest received is thrown away: bytes of a failed attempt.
+            return try await adding(failedBytes: response.body.count) { () async throws(FetchError) in
+                try await download(url, priority: priority, network: network, resuming: false)
+            }
         case .failure(let error):
             // The body is whole; only its disk entry failed.
             logger.warning("cannot store a resumed download", metadata: ["url": "\(url)", "path": "\(error.path)", "error": "\(error.message)"])
@@ -437,9 +448,14 @@ public final class ImagePipeline: CacheInspecting {
             await thread.run { disk.remove(url) }
         }
         guard ImageFormat.sniff(body) != nil else {
-            throw FetchError(url: url, code: .notAnImage(contentType: response.header("Content-Type"), start: ImageFormat.describeStart(body)))
+            throw FetchError(url: url, code: .notAnImage(contentType: response.header("Content-Type"), start: ImageFormat.describeStart(body)),
+                             receivedBytes: response.body.count)
         }
-        try http.checkFormat(of: body, for: url)
+        do {
+            try http.checkFormat(of: body, for: url)
+        } catch {
+            throw error.adding(receivedBytes: response.body.count)
+        }
         memory.store(body, for: url)
         state.withLock { $0.resumes.add(savedBytes: partial.offset) }
         return FetchedImage(url: url, bytes: body, source: .network, retries: max(1, response.attempts) - 1, resumedBytes: partial.offset)
@@ -479,9 +495,15 @@ public final class ImagePipeline: CacheInspecting {
 
     /// A whole image answered for `url`: checked against `Accept`, kept in memory, queued for the
     /// disk with its freshness (`no-store`: never written, and an older entry is removed).
+    /// A body refused here was received all the same: its error counts it (`receivedBytes`).
     private func accept(_ response: DownloadResponse, for url: ImageURL, requestedAt: HTTPDate) async throws(FetchError) -> FetchedImage {
-        let bytes = try response.wholeImage(of: url)
-        try http.checkFormat(of: bytes, for: url)
+        let bytes: [UInt8]
+        do {
+            bytes = try response.wholeImage(of: url)
+            try http.checkFormat(of: bytes, for: url)
+        } catch {
+            throw error.adding(receivedBytes: response.body.count)
+        }
         let freshness = HTTPFreshness(status: 200, headers: response.headers, requestedAt: requestedAt, receivedAt: http.clock())
         // A complete body is kept whoever still waits: memory first, then the disk queue.
         memory.store(bytes, for: url)
@@ -500,6 +522,14 @@ public final class ImagePipeline: CacheInspecting {
         let requestedAt = http.clock()
         let response = try await downloader.response(for: url, headers: conditions + negotiationHeaders(on: network), priority: priority)
         measure(response, on: network)
+        return try await adding(failedBytes: response.failedAttemptBytes) { () async throws(FetchError) in
+            try await revalidated(url, stored, response, disk: disk, requestedAt: requestedAt, priority: priority, network: network)
+        }
+    }
+
+    /// What the answer to a revalidation of `stored` makes of it (see `revalidate`).
+    private func revalidated(_ url: ImageURL, _ stored: StoredImage, _ response: DownloadResponse, disk: DiskCache,
+                             requestedAt: HTTPDate, priority: RequestPriority, network: NetworkState?) async throws(FetchError) -> FetchedImage {
         guard response.status == 304 else { return try await accept(response, for: url, requestedAt: requestedAt) }
         let receivedAt = http.clock()
         let renewed = await readers.run { () -> Result<StoredImage?, DiskCacheError> in
@@ -562,11 +592,13 @@ public final class ImagePipeline: CacheInspecting {
             let link = network ?? NetworkState(.unknown)
             switch outcome {
             case .success(let image) where image.source == .network:
-                usage.recordBackgroundDownload(bytes: image.bytes.count, retries: image.retries, variant: variant ?? .original, on: link)
-            case .failure(let error) where error.attempts > 1:
-                usage.recordRetries(error.attempts - 1, on: link)
-            default:
-                break
+                usage.recordBackgroundDownload(bytes: image.bytes.count, retries: image.retries, failedBytes: image.failedBytes,
+                                               variant: variant ?? .original, on: link)
+            case .success(let image):
+                usage.recordFailedBytes(image.failedBytes, on: link)
+            case .failure(let error):
+                usage.recordRetries(max(1, error.attempts) - 1, on: link)
+                usage.recordFailedBytes(error.receivedBytes, on: link)
             }
         }
     }
@@ -582,19 +614,54 @@ public final class ImagePipeline: CacheInspecting {
         return stored
     }
 
-    private func finish(_ url: ImageURL, _ load: Table.LoadID, with result: Result<FetchedImage, FetchError>) {
+    /// Ends the load of `url`: resumes its waiters, or starts it again. The bytes of failed
+    /// attempts that no waiter's loader counts (a cancelled transfer, whose waiters left first; a
+    /// load nobody waits for) are counted into `backgroundUsage` under `network`.
+    private func finish(_ url: ImageURL, _ load: Table.LoadID, with result: Result<FetchedImage, FetchError>, network: NetworkState?) {
         let stopped = if case .failure(let error) = result, error.code == .cancelled { true } else { false }
-        let action = state.withLock { state in
+        let (action, usage) = state.withLock { state in
             let action = state.table.finished(url, load, stopped: stopped)
             if state.table.loads[url] == nil { state.networks[url] = nil }
-            return action
+            return (action, state.backgroundUsage)
         }
+        let nobodyReceives = if case .resume(let waiters) = action { waiters.isEmpty } else { false }
+        let uncounted = switch result {
+        case .failure(let error) where stopped || nobodyReceives: error.receivedBytes
+        case .success(let image) where nobodyReceives: image.failedBytes
+        default: 0
+        }
+        // Outside the lock: the recorder calls its observers.
+        if uncounted > 0, let usage { usage.recordFailedBytes(uncounted, on: network ?? NetworkState(.unknown)) }
         switch action {
         case .restart(let url, let load):
             start(url, load)
         case .resume(let waiters):
             for waiter in waiters { waiter.resume(with: result.mapError { $0 as any Error }) }
         }
+    }
+}
+
+extension ImagePipeline {
+    /// `body`'s image or error, with `bytes` more received by attempts that failed before it
+    /// (for the data usage: `FetchedImage.failedBytes`, `FetchError.receivedBytes`).
+    fileprivate func adding(failedBytes bytes: Int,
+                            _ body: () async throws(FetchError) -> FetchedImage) async throws(FetchError) -> FetchedImage {
+        do {
+            var image = try await body()
+            image.failedBytes = saturatingSum(image.failedBytes, bytes)
+            return image
+        } catch {
+            throw error.adding(receivedBytes: bytes)
+        }
+    }
+}
+
+extension FetchError {
+    /// This error with `bytes` more received (a body refused after it arrived).
+    func adding(receivedBytes bytes: Int) -> FetchError {
+        var error = self
+        error.receivedBytes = saturatingSum(receivedBytes, max(0, bytes))
+        return error
     }
 }
 

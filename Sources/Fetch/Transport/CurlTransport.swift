@@ -17,7 +17,10 @@ import Policy
 /// A response counts only if it is 2xx, complete (not shorter than its `Content-Length`),
 /// non-empty, within `maximumBodySize`, and starts with the signature of an image format;
 /// anything else is a `FetchError` saying what came back. A complete image is delivered even if
-/// the waiting task was cancelled just as it arrived.
+/// the waiting task was cancelled just as it arrived. The body bytes an attempt received before
+/// it failed or was cancelled are reported, for the data usage: `FetchError.receivedBytes` (every
+/// attempt of a download that failed), `DownloadResponse.failedAttemptBytes` (the attempts
+/// retried before a success).
 ///
 /// Lifecycle: a transport runs a thread until it is shut down. Call `shutdown()` (or, outside
 /// async code, `syncShutdown()`) when done with it, and before the process exits (exiting with
@@ -152,6 +155,8 @@ public final class CurlTransport: ImageDownloading {
                         checkpoints: BodyCheckpoints?, returnsHeaders: Bool) async throws(FetchError) -> DownloadResponse {
         var random = HookedRandom(bits: hooks.random)
         var attempt = 1
+        // Body bytes received by the attempts that failed so far (counted in the data usage).
+        var failedBytes = 0
         while true {
             let generation = backoff.generation
             let (result, retryAfter) = await runAttempt(url, headers: headers, priority: priority, checkpoints: checkpoints,
@@ -160,16 +165,18 @@ public final class CurlTransport: ImageDownloading {
             switch result {
             case .success(var answer):
                 answer.attempts = attempt
+                answer.failedAttemptBytes = failedBytes
                 return answer
             case .failure(let error): failure = error
             }
+            failedBytes = saturatingSum(failedBytes, failure.receivedBytes)
             if failure.code == .cancelled || Task.isCancelled {
-                throw FetchError(url: url, code: .cancelled)
+                throw FetchError(url: url, code: .cancelled, receivedBytes: failedBytes)
             }
             let next = configuration.retry.next(after: failure.code, attempt: attempt, retryAfter: retryAfter, using: &random)
             guard case .retry(let delay, let serverAsked) = next else {
                 if attempt > 1 { statisticsState.withLock { $0.failedAfterRetries += 1 } }
-                throw FetchError(url: url, code: failure.code, attempts: attempt)
+                throw FetchError(url: url, code: failure.code, attempts: attempt, receivedBytes: failedBytes)
             }
             logger.notice("retrying transfer", metadata: [
                 "url": "\(url)", "attempt": "\(attempt + 1) of \(configuration.retry.attempts)",
@@ -179,7 +186,7 @@ public final class CurlTransport: ImageDownloading {
                 try await backoff.wait(delay, on: hooks.clock, orNetworkReturnAfter: serverAsked ? nil : generation)
             } catch {
                 logger.debug("transfer cancelled", metadata: ["url": "\(url)", "stage": "while it waited to retry"])
-                throw FetchError(url: url, code: .cancelled, attempts: attempt)
+                throw FetchError(url: url, code: .cancelled, attempts: attempt, receivedBytes: failedBytes)
             }
             statisticsState.withLock { $0.retries += 1 }
             attempt += 1

@@ -28,12 +28,18 @@ public struct DownloadResponse: Sendable {
     public var timing: TransferTiming?
     /// Attempts made for this answer: 1, or more when transient failures were retried first.
     public var attempts: Int
+    /// Body bytes received by the attempts that failed before this answer (retried transient
+    /// failures: a body cut short, an error page…): received, but not part of `body`. Counted by
+    /// `DataUsageRecorder` as bytes of failed attempts (through `FetchedImage.failedBytes`).
+    public var failedAttemptBytes: Int
 
-    /// A response.
+    /// A response; a negative `failedAttemptBytes` counts as 0.
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8],
-                requestedAt: HTTPDate, receivedAt: HTTPDate, timing: TransferTiming? = nil, attempts: Int = 1) {
+                requestedAt: HTTPDate, receivedAt: HTTPDate, timing: TransferTiming? = nil, attempts: Int = 1,
+                failedAttemptBytes: Int = 0) {
         self.timing = timing
         self.attempts = max(1, attempts)
+        self.failedAttemptBytes = max(0, failedAttemptBytes)
         self.status = status
         self.headers = headers
         self.body = body

@@ -6,7 +6,11 @@ import Policy
 /// added; switch over `code` with a default. When the transport gave up after retrying, `attempts`
 /// says how many attempts were made (`code` is the last one's failure), and so does the message.
 ///
-/// Two errors are equal when their URL and code are: `attempts` is context, like a message.
+/// `receivedBytes` counts the body bytes that came over the network for nothing (an error page,
+/// a body cut short, refused or abandoned), so that the data usage counts every byte received.
+///
+/// Two errors are equal when their URL and code are: `attempts` and `receivedBytes` are context,
+/// like a message.
 public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong.
     public enum Code: Sendable, Equatable {
@@ -41,15 +45,23 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: Code
     /// Attempts made before giving up: 1 unless the transport retried (see `RetryPolicy`).
     public var attempts: Int
+    /// Body bytes received from the network by every attempt of this load before it failed (or
+    /// was cancelled): an error status's body, a body cut short, stalled, too large or not an
+    /// image, the attempts retried before the last. Response header fields are not counted (as
+    /// for a success, whose image bytes are what is counted). `DataUsageRecorder` counts them as
+    /// bytes of failed attempts.
+    public var receivedBytes: Int
 
-    /// Creates an error.
-    public init(url: ImageURL, code: Code, attempts: Int = 1) {
+    /// Creates an error; a negative `receivedBytes` counts as 0.
+    public init(url: ImageURL, code: Code, attempts: Int = 1, receivedBytes: Int = 0) {
         self.url = url
         self.code = code
         self.attempts = attempts
+        self.receivedBytes = max(0, receivedBytes)
     }
 
-    /// Whether `lhs` and `rhs` have the same URL and code (`attempts` is not compared).
+    /// Whether `lhs` and `rhs` have the same URL and code (`attempts` and `receivedBytes` are not
+    /// compared).
     public static func == (lhs: FetchError, rhs: FetchError) -> Bool {
         lhs.url == rhs.url && lhs.code == rhs.code
     }

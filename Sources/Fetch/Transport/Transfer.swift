@@ -6,7 +6,7 @@ import Synchronization
 /// One attempt at a download: its request and priority, the bytes received so far, and the
 /// continuation of the task that waits for it.
 ///
-/// `body`, `tooLarge` and `easy` are touched only on the transport thread; `retryAfter` is written
+/// `body`, `receivedBytes`, `tooLarge` and `easy` are touched only on the transport thread; `retryAfter` is written
 /// by the thread and read by the waiter, under a lock of its own; `isCancelled` is
 /// atomic; the continuation is resumed exactly once, under `resumed`'s lock.
 final class Transfer: @unchecked Sendable {
@@ -23,6 +23,9 @@ final class Transfer: @unchecked Sendable {
     /// When the request was sent: set on the transport thread when the transfer starts.
     var requestedAt = HTTPDate.now()
     var body: [UInt8] = []
+    /// Body bytes curl handed over, a chunk refused as too large included: what a failed attempt
+    /// received (`FetchError.receivedBytes`).
+    var receivedBytes = 0
     /// Who hears of the body while it arrives, and at which length next.
     var checkpoints: BodyCheckpoints?
     var nextCheckpoint = Int.max

@@ -224,6 +224,7 @@ final class TransferDriver: @unchecked Sendable {
         _ = imgp_easy_setopt_write_callback(easy) { data, size, count, context in
             let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
             let (length, overflow) = size.multipliedReportingOverflow(by: count)
+            transfer.receivedBytes = saturatingSum(transfer.receivedBytes, overflow ? 0 : length)
             if overflow || length > transfer.maximumBodySize - transfer.body.count {
                 transfer.tooLarge = true
                 return 0
@@ -349,11 +350,14 @@ private struct Outcome {
         self.stage = stage
     }
 
+    /// A failure, with the body bytes the transfer received (for the data usage).
     init(_ transfer: Transfer, _ failure: FetchError.Code, curlCode: Int? = nil, httpStatus: Int? = nil) {
-        self.init(result: .failure(FetchError(url: transfer.url, code: failure)), curlCode: curlCode, httpStatus: httpStatus)
+        self.init(result: .failure(FetchError(url: transfer.url, code: failure, receivedBytes: transfer.receivedBytes)),
+                  curlCode: curlCode, httpStatus: httpStatus)
     }
 
+    /// A cancellation, with the body bytes the transfer received before it (for the data usage).
     static func cancelled(_ transfer: Transfer, stage: String) -> Outcome {
-        Outcome(result: .failure(FetchError(url: transfer.url, code: .cancelled)), stage: stage)
+        Outcome(result: .failure(FetchError(url: transfer.url, code: .cancelled, receivedBytes: transfer.receivedBytes)), stage: stage)
     }
 }
