@@ -6,6 +6,9 @@
 //     fetch-benchmark compare BASE-URL COUNT ROUNDS  the transport against AsyncHTTPClient, ROUNDS interleaved rounds
 //                                                  (which goes first alternates), with CPU times (set
 //                                                  IMGPOLICY_BENCH_NGINX_PID for nginx's)
+//     fetch-benchmark warm BASE-URL COUNT CACHE-DIR  the warm disk pass alone (a cache a `run` filled)
+//     fetch-benchmark index CACHE-DIR ROUNDS  "is it cached?" against fileExists on 100,000 entries
+//                                           alone (fills CACHE-DIR the first time), ROUNDS rounds, medians
 import AsyncHTTPClient
 import Fetch
 import Foundation
@@ -449,6 +452,36 @@ func loadAverage() -> String {
     return text.split(separator: " ").prefix(3).joined(separator: ", ")
 }
 
+/// "Is it cached?" over the 100,000-entry cache in `folder` (filled through `DiskCache.store` when
+/// it holds fewer), against one `FileManager.fileExists` per entry: `rounds` interleaved rounds,
+/// every round's figures, then medians.
+func indexOnly(folder: String, rounds: Int) throws {
+    let urls = (0..<100_000).map { ImageURL("http://127.0.0.1:18080/index/\($0).png")! }
+    let filling = try DiskCache(folder: folder, capacity: 1 << 30)
+    if filling.statistics.count < urls.count {
+        let small: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3, 4]
+        for url in urls { try filling.store(small, for: url) }
+    }
+    let cache = try DiskCache(folder: folder, capacity: 1 << 30)
+    let paths = urls.map { cache.entryPath(for: $0) }
+    var lookups: [Double] = [], checks: [Double] = []
+    for round in 1...rounds {
+        var yes = 0, exists = 0
+        let lookupStart = ContinuousClock.now
+        for url in urls where cache.containsImage(at: url) { yes += 1 }
+        let lookup = seconds(ContinuousClock.now - lookupStart) / Double(urls.count) * 1e9
+        let statStart = ContinuousClock.now
+        for path in paths where FileManager.default.fileExists(atPath: path) { exists += 1 }
+        let check = seconds(ContinuousClock.now - statStart) / Double(urls.count) * 1e9
+        if yes != urls.count || exists != urls.count { fail("index: \(yes), files: \(exists) of \(urls.count)") }
+        lookups.append(lookup)
+        checks.append(check)
+        print("round \(round): index \(format(lookup, 0)) ns, fileExists \(format(check, 0)) ns, ratio \(format(check / lookup, 1))")
+    }
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    print("index: median of \(rounds): index \(format(median(lookups), 0)) ns, fileExists \(format(median(checks), 0)) ns, ratio \(format(median(checks) / median(lookups), 1)) (load average \(loadAverage()))")
+}
+
 /// Fetches COUNT images with the transport alone and prints the time: for profiling.
 func transportOnly(base: String, count: Int) async {
     var configuration = TransportConfiguration()
@@ -485,9 +518,13 @@ case "warm" where arguments.count == 5:
         await transport.shutdown()
         print("warm: \(count) in \(format(seconds(elapsed) * 1000)) ms")
     } catch { fail("\(error)") }
+case "index" where arguments.count == 4:
+    // "Is it cached?" alone, for profiling and A/B runs: fetch-benchmark index CACHE-DIR ROUNDS
+    guard let rounds = Int(arguments[3]), rounds > 0 else { fail("ROUNDS must be a positive number") }
+    do { try indexOnly(folder: arguments[2], rounds: rounds) } catch { fail("\(error)") }
 case "run" where arguments.count == 5:
     guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
     do { try await run(base: arguments[2], count: count, work: arguments[4]) } catch { fail("\(error)") }
 default:
-    fail("usage: fetch-benchmark generate DIR COUNT | run BASE-URL COUNT WORK-DIR | compare BASE-URL COUNT ROUNDS | transport BASE-URL COUNT | warm BASE-URL COUNT CACHE-DIR")
+    fail("usage: fetch-benchmark generate DIR COUNT | run BASE-URL COUNT WORK-DIR | compare BASE-URL COUNT ROUNDS | transport BASE-URL COUNT | warm BASE-URL COUNT CACHE-DIR | index CACHE-DIR ROUNDS")
 }
