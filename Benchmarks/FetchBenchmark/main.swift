@@ -9,6 +9,7 @@
 //     fetch-benchmark warm BASE-URL COUNT CACHE-DIR  the warm disk pass alone (a cache a `run` filled)
 //     fetch-benchmark index CACHE-DIR ROUNDS  "is it cached?" against fileExists on 100,000 entries
 //                                           alone (fills CACHE-DIR the first time), ROUNDS rounds, medians
+//     fetch-benchmark hits BASE-URL COUNT CACHE-DIR ROUNDS  DiskCache.storedImage alone on one thread
 import AsyncHTTPClient
 import Fetch
 import Foundation
@@ -452,6 +453,28 @@ func loadAverage() -> String {
     return text.split(separator: " ").prefix(3).joined(separator: ", ")
 }
 
+/// `DiskCache.storedImage(for:)` for COUNT images of the cache in `folder` (a `run` filled it), on
+/// this thread, each round with a newly opened cache and every body kept (as a memory cache keeps
+/// them): the time per hit, every round, then the median.
+func diskHitsOnly(base: String, count: Int, folder: String, rounds: Int) throws {
+    let urls = (0..<count).map { ImageURL("\(base)/\($0).png")! }
+    var perHit: [Double] = []
+    for round in 1...rounds {
+        let disk = try DiskCache(folder: folder, capacity: 1 << 30)
+        var kept: [[UInt8]] = []
+        kept.reserveCapacity(count)
+        let start = ContinuousClock.now
+        for url in urls {
+            guard let stored = disk.storedImage(for: url) else { fail("hits: \(url) is not on disk") }
+            kept.append(stored.bytes)
+        }
+        let time = seconds(ContinuousClock.now - start) / Double(count) * 1e6
+        perHit.append(time)
+        print("round \(round): \(format(time, 2)) µs per disk hit")
+    }
+    print("hits: median of \(rounds): \(format(perHit.sorted()[rounds / 2], 2)) µs per disk hit (load average \(loadAverage()))")
+}
+
 /// "Is it cached?" over the 100,000-entry cache in `folder` (filled through `DiskCache.store` when
 /// it holds fewer), against one `FileManager.fileExists` per entry: `rounds` interleaved rounds,
 /// every round's figures, then medians.
@@ -514,10 +537,17 @@ case "warm" where arguments.count == 5:
         let disk = try DiskCache(folder: arguments[4], capacity: 1 << 30)
         let transport = CurlTransport()
         let pipeline = ImagePipeline(downloader: transport, memory: MemoryCache(capacity: 256 << 20), disk: disk)
-        let elapsed = await fetchAll((0..<count).map { ImageURL("\(arguments[2])/\($0).png")! }, with: pipeline, expecting: .disk)
+        let urls = (0..<count).map { ImageURL("\(arguments[2])/\($0).png")! }
+        let cpu = cpuSeconds()
+        let elapsed = await fetchAll(urls, with: pipeline, expecting: .disk)
+        let used = cpuSeconds() - cpu
         await transport.shutdown()
-        print("warm: \(count) in \(format(seconds(elapsed) * 1000)) ms")
+        print("warm: \(count) in \(format(seconds(elapsed) * 1000)) ms (CPU \(format(used * 1000)) ms, every thread)")
     } catch { fail("\(error)") }
+case "hits" where arguments.count == 6:
+    // Disk hits alone on one thread, no pipeline: fetch-benchmark hits BASE-URL COUNT CACHE-DIR ROUNDS
+    guard let count = Int(arguments[3]), let rounds = Int(arguments[5]), count > 0, rounds > 0 else { fail("COUNT and ROUNDS must be positive numbers") }
+    do { try diskHitsOnly(base: arguments[2], count: count, folder: arguments[4], rounds: rounds) } catch { fail("\(error)") }
 case "index" where arguments.count == 4:
     // "Is it cached?" alone, for profiling and A/B runs: fetch-benchmark index CACHE-DIR ROUNDS
     guard let rounds = Int(arguments[3]), rounds > 0 else { fail("ROUNDS must be a positive number") }
@@ -526,5 +556,5 @@ case "run" where arguments.count == 5:
     guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
     do { try await run(base: arguments[2], count: count, work: arguments[4]) } catch { fail("\(error)") }
 default:
-    fail("usage: fetch-benchmark generate DIR COUNT | run BASE-URL COUNT WORK-DIR | compare BASE-URL COUNT ROUNDS | transport BASE-URL COUNT | warm BASE-URL COUNT CACHE-DIR | index CACHE-DIR ROUNDS")
+    fail("usage: fetch-benchmark generate DIR COUNT | run BASE-URL COUNT WORK-DIR | compare BASE-URL COUNT ROUNDS | transport BASE-URL COUNT | warm BASE-URL COUNT CACHE-DIR | index CACHE-DIR ROUNDS | hits BASE-URL COUNT CACHE-DIR ROUNDS")
 }
