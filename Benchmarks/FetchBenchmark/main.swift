@@ -6,6 +6,10 @@
 //     fetch-benchmark compare BASE-URL COUNT ROUNDS  the transport against AsyncHTTPClient, ROUNDS interleaved rounds
 //                                                  (which goes first alternates), with CPU times (set
 //                                                  IMGPOLICY_BENCH_NGINX_PID for nginx's)
+//     fetch-benchmark warm BASE-URL COUNT CACHE-DIR  the warm disk pass alone (a cache a `run` filled)
+//     fetch-benchmark index CACHE-DIR ROUNDS  "is it cached?" against fileExists on 100,000 entries
+//                                           alone (fills CACHE-DIR the first time), ROUNDS rounds, medians
+//     fetch-benchmark hits BASE-URL COUNT CACHE-DIR ROUNDS  DiskCache.storedImage alone on one thread
 import AsyncHTTPClient
 import Fetch
 import Foundation
@@ -449,6 +453,58 @@ func loadAverage() -> String {
     return text.split(separator: " ").prefix(3).joined(separator: ", ")
 }
 
+/// `DiskCache.storedImage(for:)` for COUNT images of the cache in `folder` (a `run` filled it), on
+/// this thread, each round with a newly opened cache and every body kept (as a memory cache keeps
+/// them): the time per hit, every round, then the median.
+func diskHitsOnly(base: String, count: Int, folder: String, rounds: Int) throws {
+    let urls = (0..<count).map { ImageURL("\(base)/\($0).png")! }
+    var perHit: [Double] = []
+    for round in 1...rounds {
+        let disk = try DiskCache(folder: folder, capacity: 1 << 30)
+        var kept: [[UInt8]] = []
+        kept.reserveCapacity(count)
+        let start = ContinuousClock.now
+        for url in urls {
+            guard let stored = disk.storedImage(for: url) else { fail("hits: \(url) is not on disk") }
+            kept.append(stored.bytes)
+        }
+        let time = seconds(ContinuousClock.now - start) / Double(count) * 1e6
+        perHit.append(time)
+        print("round \(round): \(format(time, 2)) µs per disk hit")
+    }
+    print("hits: median of \(rounds): \(format(perHit.sorted()[rounds / 2], 2)) µs per disk hit (load average \(loadAverage()))")
+}
+
+/// "Is it cached?" over the 100,000-entry cache in `folder` (filled through `DiskCache.store` when
+/// it holds fewer), against one `FileManager.fileExists` per entry: `rounds` interleaved rounds,
+/// every round's figures, then medians.
+func indexOnly(folder: String, rounds: Int) throws {
+    let urls = (0..<100_000).map { ImageURL("http://127.0.0.1:18080/index/\($0).png")! }
+    let filling = try DiskCache(folder: folder, capacity: 1 << 30)
+    if filling.statistics.count < urls.count {
+        let small: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3, 4]
+        for url in urls { try filling.store(small, for: url) }
+    }
+    let cache = try DiskCache(folder: folder, capacity: 1 << 30)
+    let paths = urls.map { cache.entryPath(for: $0) }
+    var lookups: [Double] = [], checks: [Double] = []
+    for round in 1...rounds {
+        var yes = 0, exists = 0
+        let lookupStart = ContinuousClock.now
+        for url in urls where cache.containsImage(at: url) { yes += 1 }
+        let lookup = seconds(ContinuousClock.now - lookupStart) / Double(urls.count) * 1e9
+        let statStart = ContinuousClock.now
+        for path in paths where FileManager.default.fileExists(atPath: path) { exists += 1 }
+        let check = seconds(ContinuousClock.now - statStart) / Double(urls.count) * 1e9
+        if yes != urls.count || exists != urls.count { fail("index: \(yes), files: \(exists) of \(urls.count)") }
+        lookups.append(lookup)
+        checks.append(check)
+        print("round \(round): index \(format(lookup, 0)) ns, fileExists \(format(check, 0)) ns, ratio \(format(check / lookup, 1))")
+    }
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    print("index: median of \(rounds): index \(format(median(lookups), 0)) ns, fileExists \(format(median(checks), 0)) ns, ratio \(format(median(checks) / median(lookups), 1)) (load average \(loadAverage()))")
+}
+
 /// Fetches COUNT images with the transport alone and prints the time: for profiling.
 func transportOnly(base: String, count: Int) async {
     var configuration = TransportConfiguration()
@@ -481,13 +537,24 @@ case "warm" where arguments.count == 5:
         let disk = try DiskCache(folder: arguments[4], capacity: 1 << 30)
         let transport = CurlTransport()
         let pipeline = ImagePipeline(downloader: transport, memory: MemoryCache(capacity: 256 << 20), disk: disk)
-        let elapsed = await fetchAll((0..<count).map { ImageURL("\(arguments[2])/\($0).png")! }, with: pipeline, expecting: .disk)
+        let urls = (0..<count).map { ImageURL("\(arguments[2])/\($0).png")! }
+        let cpu = cpuSeconds()
+        let elapsed = await fetchAll(urls, with: pipeline, expecting: .disk)
+        let used = cpuSeconds() - cpu
         await transport.shutdown()
-        print("warm: \(count) in \(format(seconds(elapsed) * 1000)) ms")
+        print("warm: \(count) in \(format(seconds(elapsed) * 1000)) ms (CPU \(format(used * 1000)) ms, every thread)")
     } catch { fail("\(error)") }
+case "hits" where arguments.count == 6:
+    // Disk hits alone on one thread, no pipeline: fetch-benchmark hits BASE-URL COUNT CACHE-DIR ROUNDS
+    guard let count = Int(arguments[3]), let rounds = Int(arguments[5]), count > 0, rounds > 0 else { fail("COUNT and ROUNDS must be positive numbers") }
+    do { try diskHitsOnly(base: arguments[2], count: count, folder: arguments[4], rounds: rounds) } catch { fail("\(error)") }
+case "index" where arguments.count == 4:
+    // "Is it cached?" alone, for profiling and A/B runs: fetch-benchmark index CACHE-DIR ROUNDS
+    guard let rounds = Int(arguments[3]), rounds > 0 else { fail("ROUNDS must be a positive number") }
+    do { try indexOnly(folder: arguments[2], rounds: rounds) } catch { fail("\(error)") }
 case "run" where arguments.count == 5:
     guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
     do { try await run(base: arguments[2], count: count, work: arguments[4]) } catch { fail("\(error)") }
 default:
-    fail("usage: fetch-benchmark generate DIR COUNT | run BASE-URL COUNT WORK-DIR | compare BASE-URL COUNT ROUNDS | transport BASE-URL COUNT | warm BASE-URL COUNT CACHE-DIR")
+    fail("usage: fetch-benchmark generate DIR COUNT | run BASE-URL COUNT WORK-DIR | compare BASE-URL COUNT ROUNDS | transport BASE-URL COUNT | warm BASE-URL COUNT CACHE-DIR | index CACHE-DIR ROUNDS | hits BASE-URL COUNT CACHE-DIR ROUNDS")
 }

@@ -8,10 +8,25 @@ struct DiskCacheIndexTableTests {
     @Test(arguments: [1, 2, 3])
     func behavesLikeADictionary(_ seed: UInt64) {
         var generator = SeededGenerator(seed: seed)
-        var table = DiskCacheIndex()
-        var model: [Hash128: Int] = [:]
         // Few distinct keys, so that stores, uses and removals hit the same ones often.
         let keys = (0..<600).map { _ in Hash128(high: generator.next(), low: generator.next()) }
+        checkAgainstADictionary(keys, generator: &generator)
+    }
+
+    /// A key of zero looks like an empty slot in the table's key array: the table must still find
+    /// it, and every other key, while it is stored and after it is removed (keys with one half
+    /// zero too).
+    @Test(arguments: [4, 5, 6])
+    func behavesLikeADictionaryWithAZeroKey(_ seed: UInt64) {
+        var generator = SeededGenerator(seed: seed)
+        var keys = (0..<300).map { _ in Hash128(high: generator.next(), low: generator.next()) }
+        keys += [Hash128(high: 0, low: 0), Hash128(high: 0, low: 1), Hash128(high: 1, low: 0), Hash128(high: 0, low: generator.next())]
+        checkAgainstADictionary(keys, generator: &generator)
+    }
+
+    private func checkAgainstADictionary(_ keys: [Hash128], generator: inout SeededGenerator) {
+        var table = DiskCacheIndex()
+        var model: [Hash128: Int] = [:]
         for _ in 0..<20_000 {
             let key = keys[Int.random(in: 0..<keys.count, using: &generator)]
             switch Int.random(in: 0..<3, using: &generator) {

@@ -157,11 +157,21 @@ enum DiskCacheEntry {
     static func fits(_ payload: [UInt8], slotSize size: Int) -> Bool { slotHeader + payload.count <= size }
 
     private static func slotCheck(generation: UInt64, payload: [UInt8]) -> UInt64 {
-        var bytes: [UInt8] = []
-        append(generation, to: &bytes)
-        append(UInt16(truncatingIfNeeded: payload.count), to: &bytes)
-        let hash = Hash128(of: bytes + payload)
-        return hash.high ^ hash.low.rotatedLeft(17)
+        payload.withUnsafeBytes { slotCheck(generation: generation, payload: $0) }
+    }
+
+    /// The check over the generation, the length and the payload, hashed from a buffer on the
+    /// stack (a read of a slot allocates nothing for it).
+    private static func slotCheck(generation: UInt64, payload: UnsafeRawBufferPointer) -> UInt64 {
+        withUnsafeTemporaryAllocation(byteCount: 10 + payload.count, alignment: 8) { buffer in
+            buffer.storeBytes(of: generation.littleEndian, toByteOffset: 0, as: UInt64.self)
+            buffer.storeBytes(of: UInt16(truncatingIfNeeded: payload.count).littleEndian, toByteOffset: 8, as: UInt16.self)
+            if let source = payload.baseAddress, payload.count > 0 {
+                (buffer.baseAddress! + 10).copyMemory(from: source, byteCount: payload.count)
+            }
+            let hash = Hash128(of: UnsafeRawBufferPointer(buffer))
+            return hash.high ^ hash.low.rotatedLeft(17)
+        }
     }
 
     /// The valid slot with the highest generation in `slots` (two slots of `slotSize` bytes), and
@@ -175,7 +185,7 @@ enum DiskCacheEntry {
             let length = Int(UInt16(littleEndian: slots.loadUnaligned(fromByteOffset: base + 8, as: UInt16.self)))
             let check = UInt64(littleEndian: slots.loadUnaligned(fromByteOffset: base + 10, as: UInt64.self))
             guard generation > 0, slotHeader + length <= slotSize else { continue }
-            let payload = Array(slots[(base + slotHeader)..<(base + slotHeader + length)])
+            let payload = UnsafeRawBufferPointer(rebasing: slots[(base + slotHeader)..<(base + slotHeader + length)])
             guard check == slotCheck(generation: generation, payload: payload),
                   let freshness = decodeFreshness(payload) else { continue }
             if best == nil || generation > best!.generation { best = (position, generation, freshness) }
@@ -237,35 +247,38 @@ enum DiskCacheEntry {
 
     /// The freshness in `bytes`, or nil when they are not one (checked field by field).
     static func decodeFreshness(_ bytes: [UInt8]) -> HTTPFreshness? {
-        guard bytes.count >= recordFixedSize, bytes[0] == recordVersion else { return nil }
-        return bytes.withUnsafeBytes { raw -> HTTPFreshness? in
-            let flags = Flags(rawValue: UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 1, as: UInt16.self)))
-            let status = Int(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 3, as: UInt16.self)))
-            func value(_ index: Int) -> Int64 {
-                Int64(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 5 + index * 8, as: UInt64.self)))
-            }
-            func delta(_ index: Int) -> Int64 { min(max(0, value(index)), HTTPFreshness.largestDeltaSeconds) }
-            let tagLength = Int(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 69, as: UInt16.self)))
-            guard (100...999).contains(status), tagLength <= EntityTag.longest, recordFixedSize + tagLength == raw.count else { return nil }
-            var freshness = HTTPFreshness(status: status, headers: [], receivedAt: HTTPDate(secondsSince1970: value(1)))
-            freshness.requestedAt = HTTPDate(secondsSince1970: min(value(0), value(1)))
-            if flags.contains(.entityTag) {
-                let opaque = String(decoding: raw[recordFixedSize...], as: UTF8.self)
-                guard let tag = EntityTag(parsing: (flags.contains(.weak) ? "W/" : "") + opaque), tag.opaqueTag == opaque else { return nil }
-                freshness.entityTag = tag
-            }
-            if flags.contains(.lastModified) { freshness.lastModified = HTTPDate(secondsSince1970: value(2)) }
-            if flags.contains(.date) { freshness.date = HTTPDate(secondsSince1970: value(3)) }
-            if flags.contains(.expires) { freshness.expires = HTTPDate(secondsSince1970: value(4)) }
-            freshness.age = delta(5)
-            if flags.contains(.maxAge) { freshness.maxAge = delta(6) }
-            if flags.contains(.staleWhileRevalidate) { freshness.staleWhileRevalidate = delta(7) }
-            freshness.noCache = flags.contains(.noCache)
-            freshness.noStore = flags.contains(.noStore)
-            freshness.mustRevalidate = flags.contains(.mustRevalidate)
-            freshness.isImmutable = flags.contains(.immutable)
-            return freshness
+        bytes.withUnsafeBytes { decodeFreshness($0) }
+    }
+
+    /// `decodeFreshness(_:)` of bytes in place (a slot of an entry file read whole).
+    static func decodeFreshness(_ raw: UnsafeRawBufferPointer) -> HTTPFreshness? {
+        guard raw.count >= recordFixedSize, raw[0] == recordVersion else { return nil }
+        let flags = Flags(rawValue: UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 1, as: UInt16.self)))
+        let status = Int(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 3, as: UInt16.self)))
+        func value(_ index: Int) -> Int64 {
+            Int64(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 5 + index * 8, as: UInt64.self)))
         }
+        func delta(_ index: Int) -> Int64 { min(max(0, value(index)), HTTPFreshness.largestDeltaSeconds) }
+        let tagLength = Int(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 69, as: UInt16.self)))
+        guard (100...999).contains(status), tagLength <= EntityTag.longest, recordFixedSize + tagLength == raw.count else { return nil }
+        var freshness = HTTPFreshness(status: status, headers: [], receivedAt: HTTPDate(secondsSince1970: value(1)))
+        freshness.requestedAt = HTTPDate(secondsSince1970: min(value(0), value(1)))
+        if flags.contains(.entityTag) {
+            let opaque = String(decoding: raw[recordFixedSize...], as: UTF8.self)
+            guard let tag = EntityTag(parsing: (flags.contains(.weak) ? "W/" : "") + opaque), tag.opaqueTag == opaque else { return nil }
+            freshness.entityTag = tag
+        }
+        if flags.contains(.lastModified) { freshness.lastModified = HTTPDate(secondsSince1970: value(2)) }
+        if flags.contains(.date) { freshness.date = HTTPDate(secondsSince1970: value(3)) }
+        if flags.contains(.expires) { freshness.expires = HTTPDate(secondsSince1970: value(4)) }
+        freshness.age = delta(5)
+        if flags.contains(.maxAge) { freshness.maxAge = delta(6) }
+        if flags.contains(.staleWhileRevalidate) { freshness.staleWhileRevalidate = delta(7) }
+        freshness.noCache = flags.contains(.noCache)
+        freshness.noStore = flags.contains(.noStore)
+        freshness.mustRevalidate = flags.contains(.mustRevalidate)
+        freshness.isImmutable = flags.contains(.immutable)
+        return freshness
     }
 
     static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {

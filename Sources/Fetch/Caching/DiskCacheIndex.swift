@@ -27,7 +27,22 @@ struct DiskCacheIndex {
         var lastUse: UInt64 = 0
     }
 
+    /// A key only, 16 bytes: `keys[i]` is `slots[i]`'s key, or zero when the slot is empty.
+    private struct Key {
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var isZero: Bool { high == 0 && low == 0 }
+    }
+
     private var slots: [Slot]
+    /// The keys of `slots`, probed first (`find`): four to a cache line, half the memory of the
+    /// slots, so that a lookup in a large table touches fewer lines and pages. Kept equal to the
+    /// slots' keys by every change.
+    private var keys: [Key]
+    /// Entries whose key is zero (0 or 1; a hash of zero is possible, if improbable, and a
+    /// journal may hold one): while there is one, `keys` cannot tell it from an empty slot and
+    /// lookups probe `slots` instead.
+    private var zeroKeys = 0
     private var mask: Int
     /// Mixed into every probe position; stored with the table in the journal.
     let seed: UInt64
@@ -42,6 +57,7 @@ struct DiskCacheIndex {
         var size = 16
         while size < capacity * 2 { size <<= 1 }
         slots = Array(repeating: Slot(), count: size)
+        keys = Array(repeating: Key(), count: size)
         mask = size - 1
         self.seed = seed
     }
@@ -59,6 +75,8 @@ struct DiskCacheIndex {
         var valid = true
         var count = 0, totalBytes = 0
         var clock: UInt64 = 0
+        var keys = [Key](repeating: Key(), count: slotCount)
+        var zeroKeys = 0
         slots = [Slot](unsafeUninitializedCapacity: slotCount) { buffer, initialized in
             let raw = UnsafeMutableRawBufferPointer(buffer)
             var done = 0
@@ -78,6 +96,8 @@ struct DiskCacheIndex {
                 if entry == nil && valid && !DiskCacheJournal.isEmptyRecord(UnsafeRawBufferPointer(raw), at: position) { valid = false }
                 if let entry {
                     (buffer.baseAddress! + position).initialize(to: Slot(high: entry.key.high, low: entry.key.low, size: entry.size, lastUse: entry.rank))
+                    keys[position] = Key(high: entry.key.high, low: entry.key.low)
+                    if keys[position].isZero { zeroKeys += 1 }
                     count += 1
                     totalBytes += entry.size
                     clock = max(clock, entry.rank)
@@ -87,6 +107,8 @@ struct DiskCacheIndex {
             }
             initialized = slotCount
         }
+        self.keys = keys
+        self.zeroKeys = zeroKeys
         self.count = count
         self.totalBytes = totalBytes
         self.clock = clock
@@ -159,6 +181,8 @@ struct DiskCacheIndex {
             count += 1
             slots[position].high = key.high
             slots[position].low = key.low
+            keys[position] = Key(high: key.high, low: key.low)
+            if keys[position].isZero { zeroKeys += 1 }
         }
         slots[position].size = size
         slots[position].lastUse = clock
@@ -183,7 +207,9 @@ struct DiskCacheIndex {
         let size = slots[hole].size
         totalBytes -= size
         count -= 1
+        if keys[hole].isZero { zeroKeys -= 1 }
         slots[hole] = Slot()
+        keys[hole] = Key()
         // Backward shift: move later members of the probe run into the hole when they may.
         var next = (hole + 1) & mask
         while slots[next].lastUse != 0 {
@@ -194,6 +220,8 @@ struct DiskCacheIndex {
             if distanceToHole < distanceToNext {
                 slots[hole] = slots[next]
                 slots[next] = Slot()
+                keys[hole] = keys[next]
+                keys[next] = Key()
                 hole = next
             }
             next = (next + 1) & mask
@@ -209,9 +237,20 @@ struct DiskCacheIndex {
         return Int(truncatingIfNeeded: mixed ^ mixed >> 29) & mask
     }
 
-    /// The key's slot, or the empty slot where it would go.
+    /// The key's slot, or the empty slot where it would go: probing `keys` (16 bytes a slot), or
+    /// `slots` while an entry's key is zero.
     private func find(_ key: Hash128) -> (position: Int, found: Bool) {
         var position = home(key.high, key.low)
+        if zeroKeys == 0 && !(key.high == 0 && key.low == 0) {
+            return keys.withUnsafeBufferPointer { keys in
+                while true {
+                    let probed = keys[position]
+                    if probed.high == key.high && probed.low == key.low { return (position, true) }
+                    if probed.isZero { return (position, false) }
+                    position = (position + 1) & mask
+                }
+            }
+        }
         while true {
             let slot = slots[position]
             if slot.lastUse == 0 { return (position, false) }
@@ -223,11 +262,13 @@ struct DiskCacheIndex {
     private mutating func grow() {
         let old = slots
         slots = Array(repeating: Slot(), count: old.count * 2)
+        keys = Array(repeating: Key(), count: old.count * 2)
         mask = slots.count - 1
         for slot in old where slot.lastUse != 0 {
             var position = home(slot.high, slot.low)
             while slots[position].lastUse != 0 { position = (position + 1) & mask }
             slots[position] = slot
+            keys[position] = Key(high: slot.high, low: slot.low)
         }
     }
 }
