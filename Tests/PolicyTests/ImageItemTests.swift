@@ -30,6 +30,11 @@ struct ImageItemTests {
         ("{\"original\": \"https://x.example/a\u{A0}b.jpg\"}", "white space"),
         ("{\"original\": \"https://x.example/\u{E9}\u{3000}.jpg\"}", "white space"),
         (#"{"original": "https://x.example/\u00e9\u0001.jpg"}"#, "control characters"),
+        // A C1 control, a right-to-left override and a zero-width space: invisible or misleading
+        // when the URL is printed.
+        (#"{"original": "https://x.example/a\u009bb.jpg"}"#, "control characters"),
+        (#"{"original": "https://x.example/gpj.\u202eexe"}"#, "invisible format characters"),
+        (#"{"original": "https://x.example/a\u200bb.jpg"}"#, "invisible format characters"),
         (#"{"original": "https://x/o", "id": true}"#, #""id" must be a string or an integer"#),
         ("[]", "the array holds no item"),
         ("\"https://x/o\"", "expected an item object or an array of items, found a string"),

@@ -19,7 +19,9 @@ import Darwin
 ///   dotted IPv4 address, or an IPv6 address in brackets; a name whose last label is all digits
 ///   must be a valid IPv4 address;
 /// - an optional port of 1–5 digits, 1–65535;
-/// - at most `maximumLength` bytes, and no white space or control characters anywhere.
+/// - at most `maximumLength` bytes, and no white space, control characters (C0 and C1) or
+///   invisible format characters (bidirectional overrides such as U+202E, zero-width spaces)
+///   anywhere: a URL printed in a listing must read as what it is.
 ///
 /// Relative URLs, `file://`, `javascript:`, `data:` and the like are rejected.
 public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible {
@@ -75,7 +77,9 @@ public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible 
         if text.utf8.count > maximumLength {
             return "the URL is \(text.utf8.count) bytes long, longer than the limit of \(maximumLength)"
         }
-        if containsWhiteSpaceOrControl(text) { return "the URL contains white space or control characters" }
+        if containsWhiteSpaceOrControl(text) {
+            return "the URL contains white space or control characters (or invisible format characters)"
+        }
         guard let colon = text.firstIndex(of: ":") else {
             return "\"\(text)\" is not an absolute URL (only http and https are allowed)"
         }
@@ -94,9 +98,10 @@ public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible 
         return authorityProblem(authority)
     }
 
-    /// Whether `text` holds a white-space or control character. Byte by byte while the text is
-    /// ASCII (the usual URL); Unicode's white-space property only for the rest, as reading it
-    /// costs hundreds of instructions a character (docs/startup.md).
+    /// Whether `text` holds a white-space, control (C0, DEL, C1) or format (`Cf`: bidirectional
+    /// overrides, zero-width characters) character. Byte by byte while the text is ASCII (the
+    /// usual URL); Unicode's properties only for the rest, as reading them costs hundreds of
+    /// instructions a character (docs/startup.md).
     private static func containsWhiteSpaceOrControl(_ text: String) -> Bool {
         var isASCII = true
         for byte in text.utf8 {
@@ -104,7 +109,10 @@ public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible 
             if byte <= 0x20 || byte == 0x7F { return true }   // controls, space; 0x09-0x0D are both
         }
         if isASCII { return false }
-        return text.unicodeScalars.contains { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }
+        return text.unicodeScalars.contains { scalar in
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.properties.isWhitespace
+                || scalar.properties.generalCategory == .format
+        }
     }
 
     /// Why the host and port part is wrong, or nil.
