@@ -66,7 +66,7 @@ enum ArgumentPaths {
         for index in 0..<count {
             guard let argument = CommandLine.unsafeArgv[index] else { continue }
             let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(argument).assumingMemoryBound(to: UInt8.self), count: strlen(argument))
-            if isUTF8(bytes) {
+            if PathBytes.isUTF8(bytes) {
                 prepared.arguments.append(String(cString: argument))
                 continue
             }
@@ -97,7 +97,7 @@ enum ArgumentPaths {
         for name in pathVariables {
             guard let value = getenv(name) else { continue }
             let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(value).assumingMemoryBound(to: UInt8.self), count: strlen(value))
-            if isUTF8(bytes) { continue }
+            if PathBytes.isUTF8(bytes) { continue }
             if let (path, substitute) = substitute(bytes) {
                 prepared.substitutes.append(substitute)
                 prepared.environment[name] = path
@@ -148,32 +148,6 @@ enum ArgumentPaths {
         #else
         return nil
         #endif
-    }
-
-    /// Whether `bytes` are valid UTF-8 (no overlong form, no surrogate, nothing past U+10FFFF),
-    /// checked by hand: a plain loop, nothing generic to look up at start-up.
-    static func isUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var index = 0
-        let count = bytes.count
-        while index < count {
-            let lead = bytes[index]
-            if lead < 0x80 { index += 1; continue }
-            let length: Int, low: UInt8, high: UInt8
-            switch lead {
-            case 0xC2...0xDF: (length, low, high) = (2, 0x80, 0xBF)
-            case 0xE0: (length, low, high) = (3, 0xA0, 0xBF)
-            case 0xED: (length, low, high) = (3, 0x80, 0x9F)
-            case 0xE1...0xEC, 0xEE...0xEF: (length, low, high) = (3, 0x80, 0xBF)
-            case 0xF0: (length, low, high) = (4, 0x90, 0xBF)
-            case 0xF1...0xF3: (length, low, high) = (4, 0x80, 0xBF)
-            case 0xF4: (length, low, high) = (4, 0x80, 0x8F)
-            default: return false
-            }
-            guard index + length <= count, (low...high).contains(bytes[index + 1]) else { return false }
-            for offset in 2..<max(2, length) where !(0x80...0xBF).contains(bytes[index + offset]) { return false }
-            index += length
-        }
-        return true
     }
 
     /// The failure for replacing the file at `path` (`what`: "cannot write the image") when

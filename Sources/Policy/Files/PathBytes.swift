@@ -27,9 +27,35 @@ package enum PathBytes {
         return text
     }
 
-    /// Whether `bytes` are valid UTF-8.
+    /// Whether `bytes` are valid UTF-8 (no overlong form, no surrogate, nothing past U+10FFFF),
+    /// checked by hand: a plain loop, nothing generic to look up at start-up.
+    package static func isUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            let lead = bytes[index]
+            if lead < 0x80 { index += 1; continue }
+            let length: Int, low: UInt8, high: UInt8
+            switch lead {
+            case 0xC2...0xDF: (length, low, high) = (2, 0x80, 0xBF)
+            case 0xE0: (length, low, high) = (3, 0xA0, 0xBF)
+            case 0xED: (length, low, high) = (3, 0x80, 0x9F)
+            case 0xE1...0xEC, 0xEE...0xEF: (length, low, high) = (3, 0x80, 0xBF)
+            case 0xF0: (length, low, high) = (4, 0x90, 0xBF)
+            case 0xF1...0xF3: (length, low, high) = (4, 0x80, 0xBF)
+            case 0xF4: (length, low, high) = (4, 0x80, 0x8F)
+            default: return false
+            }
+            guard index + length <= count, (low...high).contains(bytes[index + 1]) else { return false }
+            for offset in 2..<max(2, length) where !(0x80...0xBF).contains(bytes[index + offset]) { return false }
+            index += length
+        }
+        return true
+    }
+
+    /// Whether `bytes` are valid UTF-8 (the same check, for any collection of bytes).
     package static func isUTF8(_ bytes: some Collection<UInt8>) -> Bool {
-        String(validating: bytes, as: UTF8.self) != nil
+        Array(bytes).withUnsafeBufferPointer { isUTF8($0) }
     }
 
     private static func hex(_ byte: UInt8) -> String {
