@@ -11,10 +11,6 @@
 #include <webp/demux.h>
 #include <webp/encode.h>
 
-// pixman's header from its folder (not through pkg-config, which would link pixman too): the
-// forwarder include/pixman-version.h finds the header pixman.h includes as <pixman-version.h>.
-#include <pixman-1/pixman.h>
-
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -23,9 +19,8 @@
 
 // TurboJPEG, libpng, libwebp and giflib are not linked: each is loaded with dlopen the first
 // time a function of its format runs, so that a process that decodes nothing (a decision of the
-// command) does not load them (docs/startup.md); pixman, the resampler, likewise at the first
-// resample. A library that cannot be loaded makes its functions return IMGC_UNSUPPORTED with
-// "libpng16.so.16 could not be loaded (…)" as the message.
+// command) does not load them (docs/startup.md). A library that cannot be loaded makes its
+// functions return IMGC_UNSUPPORTED with "libpng16.so.16 could not be loaded (…)" as the message.
 typedef struct {
     const char *file;
     const char *const *names;
@@ -88,29 +83,15 @@ static void load_codec_library(codec_library *library) {
     X(DGifGetRecordType) X(DGifOpen) X(EGifCloseFile) X(EGifGCBToExtension) X(EGifOpen)                 \
     X(EGifPutExtension) X(EGifPutImageDesc) X(EGifPutLine) X(EGifPutScreenDesc) X(EGifSetGifVersion)    \
     X(GifErrorString) X(GifFreeMapObject) X(GifMakeMapObject)
-// pixman: only resampling (`--size`, the Decoding module) uses it.
-#define PIXMAN_FUNCTIONS(X)                                                                            \
-    X(pixman_image_create_bits) X(pixman_image_unref) X(pixman_transform_init_scale)                    \
-    X(pixman_image_set_transform) X(pixman_filter_create_separable_convolution) X(pixman_image_set_filter) \
-    X(pixman_image_set_repeat) X(pixman_image_composite32)
 
 CODEC_LIBRARY(jpeg_table, "libturbojpeg.so.0", JPEG_FUNCTIONS)
 CODEC_LIBRARY(png_table, "libpng16.so.16", PNG_FUNCTIONS)
 CODEC_LIBRARY(webp_table, "libwebp.so.7", WEBP_FUNCTIONS)
 CODEC_LIBRARY(webp_demux_table, "libwebpdemux.so.2", WEBP_DEMUX_FUNCTIONS)
 CODEC_LIBRARY(gif_table, "libgif.so.7", GIF_FUNCTIONS)
-CODEC_LIBRARY(pixman_table, "libpixman-1.so.0", PIXMAN_FUNCTIONS)
 
 // From here on, each library call goes through its table, with the library's own signature.
 #define CODEC_CALL(table, name) ((__typeof__(&name))table.name)
-#define pixman_image_create_bits CODEC_CALL(pixman_table, pixman_image_create_bits)
-#define pixman_image_unref CODEC_CALL(pixman_table, pixman_image_unref)
-#define pixman_transform_init_scale CODEC_CALL(pixman_table, pixman_transform_init_scale)
-#define pixman_image_set_transform CODEC_CALL(pixman_table, pixman_image_set_transform)
-#define pixman_filter_create_separable_convolution CODEC_CALL(pixman_table, pixman_filter_create_separable_convolution)
-#define pixman_image_set_filter CODEC_CALL(pixman_table, pixman_image_set_filter)
-#define pixman_image_set_repeat CODEC_CALL(pixman_table, pixman_image_set_repeat)
-#define pixman_image_composite32 CODEC_CALL(pixman_table, pixman_image_composite32)
 #define tjInitDecompress CODEC_CALL(jpeg_table, tjInitDecompress)
 #define tjGetErrorStr2 CODEC_CALL(jpeg_table, tjGetErrorStr2)
 #define tjDecompressHeader3 CODEC_CALL(jpeg_table, tjDecompressHeader3)
@@ -401,7 +382,8 @@ static const char *webp_status_text(VP8StatusCode status) {
     }
 }
 
-imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *animated, char *message) {
+imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *animated, int *alpha,
+                           char *message) {
     if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
     WebPBitstreamFeatures features;
     VP8StatusCode status = WebPGetFeatures(data, size, &features);
@@ -409,6 +391,7 @@ imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *he
     *width = features.width;
     *height = features.height;
     *animated = features.has_animation ? 1 : 0;
+    *alpha = features.has_alpha ? 1 : 0;
     return IMGC_OK;
 }
 
@@ -687,72 +670,133 @@ imgc_status imgc_gif_encode(const uint8_t *pixels, int width, int height, size_t
     return IMGC_OK;
 }
 
-// MARK: - Resampling (pixman)
+// MARK: - Resampling: an exact area average
 
-static int premultiply(uint8_t *pixels, int width, int height, size_t stride) {
-    int opaque = 1;
-    for (int y = 0; y < height; y++) {
-        uint8_t *p = pixels + (size_t)y * stride;
-        for (int x = 0; x < width; x++, p += 4) {
-            unsigned a = p[3];
-            if (a == 255) continue;
-            opaque = 0;
-            p[0] = (uint8_t)((p[0] * a + 127) / 255);
-            p[1] = (uint8_t)((p[1] * a + 127) / 255);
-            p[2] = (uint8_t)((p[2] * a + 127) / 255);
-        }
-    }
-    return opaque;
+// Where one output pixel (column or row) falls on the source, along one side. The source has n
+// pixels, each covering `denominator` pixels of an image `extent` pixels long (a JPEG decoded at
+// 1/2, 1/4 or 1/8; the last one covers what is left), or one each (denominator 1, extent n); the
+// output has m. In units of 1/m of an image pixel, divided by their common divisor: source pixel
+// i covers [i·unit, min((i+1)·unit, end)), output pixel o covers [o·span, (o+1)·span), starting
+// inside source pixel `first` and ending inside `last`. Every source pixel strictly between them
+// lies wholly inside and weighs `unit`; `first` and `last` weigh what they overlap (when they are
+// one pixel, the whole span). The weights of an output pixel add up to `span` exactly: integers,
+// nothing lost at any ratio.
+typedef struct {
+    size_t first, last;
+    uint64_t first_weight, last_weight;
+} resample_span;
+
+static uint64_t gcd64(uint64_t a, uint64_t b) {
+    while (b != 0) { uint64_t t = a % b; a = b; b = t; }
+    return a;
 }
 
-static void unpremultiply(uint8_t *pixels, int width, int height, size_t stride) {
-    for (int y = 0; y < height; y++) {
-        uint8_t *p = pixels + (size_t)y * stride;
-        for (int x = 0; x < width; x++, p += 4) {
-            unsigned a = p[3];
-            if (a == 255) continue;
-            if (a == 0) { p[0] = p[1] = p[2] = 0; continue; }
-            for (int c = 0; c < 3; c++) {
-                unsigned v = (p[c] * 255u + a / 2) / a;
-                p[c] = (uint8_t)(v > 255 ? 255 : v);
+static void resample_spans(size_t n, size_t m, size_t extent, size_t denominator, resample_span *spans,
+                           uint64_t *unit, uint64_t *span) {
+    // extent and m·denominator are below 2^34: every product below stays far from 2^64.
+    uint64_t g = gcd64(extent, (uint64_t)m * denominator);
+    *unit = (uint64_t)m * denominator / g;
+    *span = extent / g;
+    for (size_t o = 0; o < m; o++) {
+        uint64_t start = o * *span, end = (o + 1) * *span;
+        resample_span *s = &spans[o];
+        s->first = (size_t)(start / *unit);
+        s->last = (size_t)((end - 1) / *unit);
+        if (s->last >= n) s->last = n - 1;   // cannot happen when extent <= n·denominator
+        if (s->first > s->last) s->first = s->last;
+        if (s->first == s->last) {
+            s->first_weight = *span;
+            s->last_weight = 0;
+        } else {
+            s->first_weight = (s->first + 1) * *unit - start;
+            s->last_weight = end - s->last * *unit;
+        }
+    }
+}
+
+// One source row reduced to the output's width: for each output column, the sums of its source
+// pixels' premultiplied channels (R·A, G·A, B·A and A) times their horizontal weights.
+static void resample_row(const uint8_t *row, const resample_span *spans, int width, uint64_t unit, uint64_t *sums) {
+    for (int o = 0; o < width; o++, sums += 4) {
+        const resample_span *s = &spans[o];
+        const uint8_t *p = row + s->first * 4;
+        uint64_t a = p[3], w = s->first_weight;
+        uint64_t r = p[0] * a * w, g = p[1] * a * w, b = p[2] * a * w;
+        a *= w;
+        if (s->last != s->first) {
+            // The pixels wholly inside: summed, then weighed once.
+            uint64_t ir = 0, ig = 0, ib = 0, ia = 0;
+            const uint8_t *end = row + s->last * 4;
+            for (p += 4; p < end; p += 4) {
+                uint32_t pa = p[3];
+                ir += p[0] * pa;
+                ig += p[1] * pa;
+                ib += p[2] * pa;
+                ia += pa;
             }
+            uint64_t la = end[3], lw = s->last_weight;
+            r += ir * unit + end[0] * la * lw;
+            g += ig * unit + end[1] * la * lw;
+            b += ib * unit + end[2] * la * lw;
+            a += ia * unit + la * lw;
         }
+        sums[0] = r;
+        sums[1] = g;
+        sums[2] = b;
+        sums[3] = a;
     }
 }
 
-imgc_status imgc_resample(uint8_t *source, int source_width, int source_height, size_t source_stride,
-                          uint8_t *destination, int width, int height, size_t stride) {
+imgc_status imgc_resample(const uint8_t *source, int source_width, int source_height, size_t source_stride,
+                          size_t source_capacity, int extent_width, int extent_height, int denominator,
+                          uint8_t *destination, int width, int height, size_t stride, size_t capacity) {
+    if (source == NULL || destination == NULL) return IMGC_BAD_ARGUMENT;
     if (source_width <= 0 || source_height <= 0 || width <= 0 || height <= 0) return IMGC_BAD_ARGUMENT;
-    if (source_stride > INT_MAX || stride > INT_MAX || source_stride % 4 || stride % 4) return IMGC_BAD_ARGUMENT;
-    if ((uintptr_t)source % 4 || (uintptr_t)destination % 4) return IMGC_BAD_ARGUMENT;
-    if (!pixman_table_ready(NULL)) return IMGC_UNSUPPORTED;
-    int opaque = premultiply(source, source_width, source_height, source_stride);
-    pixman_image_t *from = pixman_image_create_bits(PIXMAN_a8b8g8r8, source_width, source_height,
-                                                    (uint32_t *)source, (int)source_stride);
-    pixman_image_t *to = pixman_image_create_bits(PIXMAN_a8b8g8r8, width, height, (uint32_t *)destination, (int)stride);
-    if (from == NULL || to == NULL) {
-        if (from) pixman_image_unref(from);
-        if (to) pixman_image_unref(to);
+    if (!fits(source_width, source_height, source_stride, source_capacity, NULL)) return IMGC_BAD_ARGUMENT;
+    if (!fits(width, height, stride, capacity, NULL)) return IMGC_BAD_ARGUMENT;
+    // The source pixels must cover the image, the last row and column at least partly.
+    if (denominator < 1 || denominator > 8 || extent_width <= 0 || extent_height <= 0 ||
+        (long long)source_width * denominator < extent_width || (long long)(source_width - 1) * denominator >= extent_width ||
+        (long long)source_height * denominator < extent_height || (long long)(source_height - 1) * denominator >= extent_height)
+        return IMGC_BAD_ARGUMENT;
+    // The sums reach (source pixels) × 8² × 255 × 255 × 3 at most: below 2^64 for any image that
+    // fits in memory; refused above 2^40 pixels rather than trusted.
+    if ((uint64_t)source_width * (uint64_t)source_height > (1ULL << 40)) return IMGC_BAD_ARGUMENT;
+    resample_span *columns = malloc(sizeof *columns * (size_t)width);
+    resample_span *rows = malloc(sizeof *rows * (size_t)height);
+    uint64_t *reduced = malloc(sizeof *reduced * 4 * (size_t)width);   // the last source row reduced
+    uint64_t *sums = malloc(sizeof *sums * 4 * (size_t)width);         // the output row being summed
+    if (columns == NULL || rows == NULL || reduced == NULL || sums == NULL) {
+        free(columns); free(rows); free(reduced); free(sums);
         return IMGC_NO_MEMORY;
     }
-    double sx = (double)source_width / width, sy = (double)source_height / height;
-    pixman_transform_t transform;
-    pixman_transform_init_scale(&transform, pixman_double_to_fixed(sx), pixman_double_to_fixed(sy));
-    pixman_image_set_transform(from, &transform);
-    int count = 0;
-    pixman_fixed_t *parameters = pixman_filter_create_separable_convolution(
-        &count, pixman_double_to_fixed(sx > 1 ? sx : 1), pixman_double_to_fixed(sy > 1 ? sy : 1),
-        PIXMAN_KERNEL_BOX, PIXMAN_KERNEL_BOX, PIXMAN_KERNEL_BOX, PIXMAN_KERNEL_BOX, 2, 2);
-    imgc_status status = IMGC_NO_MEMORY;
-    if (parameters != NULL) {
-        pixman_image_set_filter(from, PIXMAN_FILTER_SEPARABLE_CONVOLUTION, parameters, count);
-        free(parameters);
-        pixman_image_set_repeat(from, PIXMAN_REPEAT_PAD);
-        pixman_image_composite32(PIXMAN_OP_SRC, from, NULL, to, 0, 0, 0, 0, 0, 0, width, height);
-        status = IMGC_OK;
+    uint64_t unit_x, span_x, unit_y, span_y;
+    resample_spans((size_t)source_width, (size_t)width, (size_t)extent_width, (size_t)denominator, columns, &unit_x, &span_x);
+    resample_spans((size_t)source_height, (size_t)height, (size_t)extent_height, (size_t)denominator, rows, &unit_y, &span_y);
+    uint64_t area = span_x * span_y;   // the weights of one output pixel, added up
+    size_t reduced_row = SIZE_MAX;
+    for (int oy = 0; oy < height; oy++) {
+        const resample_span *s = &rows[oy];
+        memset(sums, 0, sizeof *sums * 4 * (size_t)width);
+        for (size_t y = s->first; y <= s->last; y++) {
+            // A row on the border of two output rows is reduced once, for both.
+            if (y != reduced_row) {
+                resample_row(source + y * source_stride, columns, width, unit_x, reduced);
+                reduced_row = y;
+            }
+            uint64_t w = y == s->first ? s->first_weight : y == s->last ? s->last_weight : unit_y;
+            for (size_t i = 0; i < 4 * (size_t)width; i++) sums[i] += reduced[i] * w;
+        }
+        // Straight alpha out: each colour is its premultiplied sum over the alpha sum, rounded.
+        uint8_t *out = destination + (size_t)oy * stride;
+        for (int ox = 0; ox < width; ox++, out += 4) {
+            const uint64_t *p = sums + 4 * (size_t)ox;
+            uint64_t alpha = p[3];
+            if (alpha == 0) { out[0] = out[1] = out[2] = out[3] = 0; continue; }
+            for (int c = 0; c < 3; c++) out[c] = (uint8_t)((2 * p[c] + alpha) / (2 * alpha));
+            out[3] = (uint8_t)((2 * alpha + area) / (2 * area));
+        }
     }
-    pixman_image_unref(from);
-    pixman_image_unref(to);
-    if (status == IMGC_OK && !opaque) unpremultiply(destination, width, height, stride);
-    return status;
+    free(columns); free(rows); free(reduced); free(sums);
+    return IMGC_OK;
 }

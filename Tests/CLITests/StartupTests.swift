@@ -5,7 +5,7 @@ import TestSupport
 @testable import cli
 
 /// What a run of the command loads (docs/startup.md): a decision loads neither libcurl, libsystemd,
-/// Foundation's internationalization and ICU nor the image codecs and pixman (`--size` loads those:
+/// Foundation's internationalization and ICU nor the image codecs (`--size` loads those:
 /// SizeOptionTests); `--fetch` loads libcurl only when it transfers;
 /// without libcurl, a fetch fails in one line. Read from the dynamic loader itself
 /// (`LD_DEBUG=libs` lists every shared library it initialises), so that linking one of them
@@ -39,8 +39,8 @@ struct StartupTests {
 
     static let fetchOnly = ["libcurl", "libssl", "libcrypto", "libnghttp2", "libssh", "libgssapi", "libldap", "librtmp"]
     static let internationalization = ["libFoundation.so", "libFoundationInternationalization", "lib_FoundationICU", "libicu"]
-    /// The image codecs and pixman, the resampler: each loaded at its first use (CImageCodecs).
-    static let codecs = ["libturbojpeg", "libpng16", "libwebp", "libgif", "libpixman"]
+    /// The image codecs: each loaded at its first use (CImageCodecs).
+    static let codecs = ["libturbojpeg", "libpng16", "libwebp", "libgif"]
 
     @Test func aDecisionLoadsNeitherLibcurlNorLibsystemdNorICUNorTheCodecs() async throws {
         let item = try cli.home.write(#"{"id": "x", "original": "https://images.example.com/x.jpg"}"#, to: "item.json")

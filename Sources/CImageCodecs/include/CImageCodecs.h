@@ -1,6 +1,6 @@
 // Small typed wrappers over the image libraries (TurboJPEG, libpng's simplified API, libwebp,
-// giflib, pixman). Every setjmp/longjmp the libraries use stays inside these C functions: no
-// call here ever unwinds through a Swift frame. Each function takes the input bytes and their
+// giflib), and the resampler. Every setjmp/longjmp the libraries use stays inside these C
+// functions: no call here ever unwinds through a Swift frame. Each function takes the input bytes and their
 // count, never reads past them, writes only into the buffer it is given (with its stride and
 // size), and returns IMGC_OK or an error code with the library's message copied into `message`.
 #ifndef IMGPOLICY_CIMAGECODECS_H
@@ -46,8 +46,9 @@ imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int hei
 imgc_status imgc_png_encode(const uint8_t *pixels, int width, int height, size_t stride,
                             uint8_t **output, size_t *count, char *message);
 
-/// WebP: the declared dimensions; *animated is 1 for an animation.
-imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *animated, char *message);
+/// WebP: the declared dimensions; *animated is 1 for an animation, *alpha 1 when it has an alpha channel.
+imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *animated, int *alpha,
+                           char *message);
 /// WebP: decodes into RGBA8 (not premultiplied), scaled while decoding to width × height. An
 /// animated WebP gives its first frame composed on its canvas (libwebpdemux, loaded on first use);
 /// width × height must then be the declared (canvas) size: it is not scaled.
@@ -60,12 +61,19 @@ imgc_status imgc_gif_info(const uint8_t *data, size_t size, int *width, int *hei
 imgc_status imgc_gif_decode(const uint8_t *data, size_t size, int width, int height,
                             uint8_t *pixels, size_t stride, size_t capacity, char *message);
 
-/// Resamples RGBA8 (not premultiplied) source pixels to the destination size with pixman's
-/// separable convolution (box reconstruction, box sampling: area averaging when shrinking).
-/// The source is premultiplied in place first (it is the caller's scratch buffer); the
-/// destination is returned not premultiplied.
-imgc_status imgc_resample(uint8_t *source, int source_width, int source_height, size_t source_stride,
-                          uint8_t *destination, int width, int height, size_t stride);
+/// Resamples RGBA8 (not premultiplied) source pixels to width × height by an exact area average:
+/// each output pixel is the mean of the image area it covers, each source pixel weighted by the
+/// part of it inside, premultiplied by alpha (a transparent pixel's colour never bleeds), in
+/// integers (no weight is lost at any ratio: a flat image stays exactly flat), rounded once at
+/// the end to straight alpha. The source is an image of extent_width × extent_height pixels
+/// decoded at 1/denominator (1 to 8): each source pixel covers denominator² image pixels, the last
+/// column and row what is left (a TurboJPEG scaled decode rounds its size up); denominator 1 and
+/// the extent equal to the source size for an ordinary image. Meant for shrinking (growing repeats
+/// pixels). Reads only `source` (source_height rows of source_stride bytes within
+/// source_capacity), writes only `destination` (height rows of `stride` bytes within `capacity`).
+imgc_status imgc_resample(const uint8_t *source, int source_width, int source_height, size_t source_stride,
+                          size_t source_capacity, int extent_width, int extent_height, int denominator,
+                          uint8_t *destination, int width, int height, size_t stride, size_t capacity);
 
 /// Test and tooling encoders: JPEG (TurboJPEG, 4:2:0 at `quality`), lossless or lossy WebP, GIF
 /// (a palette of up to 256 colours built from the pixels; more colours is IMGC_BAD_ARGUMENT).

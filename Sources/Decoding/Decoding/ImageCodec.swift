@@ -16,16 +16,26 @@ enum ImageCodec: String, Sendable, CaseIterable {
         return nil
     }
 
-    /// The declared width and height (of an animation: its canvas), and whether it is an animation
-    /// (a WebP's; its first frame is decoded, at the canvas size).
-    func info(_ bytes: UnsafeBufferPointer<UInt8>) throws(DecodingError) -> (width: Int, height: Int, isAnimated: Bool) {
-        var width: CInt = 0, height: CInt = 0, animated: CInt = 0
+    /// What a file's header declares.
+    struct Header {
+        /// The declared width and height (of an animation: its canvas).
+        var width: Int, height: Int
+        /// A WebP animation (its first frame is decoded, at the canvas size).
+        var isAnimated = false
+        /// A WebP with an alpha channel (decoded at full size, then resampled: libwebp's own
+        /// scaling does not average alpha exactly).
+        var hasAlpha = false
+    }
+
+    /// The header's facts.
+    func info(_ bytes: UnsafeBufferPointer<UInt8>) throws(DecodingError) -> Header {
+        var width: CInt = 0, height: CInt = 0, animated: CInt = 0, alpha: CInt = 0
         var message = [CChar](repeating: 0, count: Int(IMGC_MESSAGE_CAPACITY))
         let status = message.withUnsafeMutableBufferPointer { text in
             switch self {
             case .jpeg: imgc_jpeg_info(bytes.baseAddress, bytes.count, &width, &height, text.baseAddress)
             case .png: imgc_png_info(bytes.baseAddress, bytes.count, &width, &height, text.baseAddress)
-            case .webp: imgc_webp_info(bytes.baseAddress, bytes.count, &width, &height, &animated, text.baseAddress)
+            case .webp: imgc_webp_info(bytes.baseAddress, bytes.count, &width, &height, &animated, &alpha, text.baseAddress)
             case .gif: imgc_gif_info(bytes.baseAddress, bytes.count, &width, &height, text.baseAddress)
             }
         }
@@ -33,7 +43,7 @@ enum ImageCodec: String, Sendable, CaseIterable {
         guard width > 0, height > 0 else {
             throw DecodingError(kind: .corrupt, format: rawValue, detail: "declared size \(width)x\(height)")
         }
-        return (Int(width), Int(height), animated != 0)
+        return Header(width: Int(width), height: Int(height), isAnimated: animated != 0, hasAlpha: alpha != 0)
     }
 
     /// Decodes into a new buffer of `width` × `height` RGBA8 pixels (the declared size, or for
