@@ -21,10 +21,10 @@ say "$(swift --version 2>/dev/null | head -n 1)"
 # (`ip netns`: the reachability tests make network namespaces), libsystemd-dev (sd-bus: metered,
 # captive and roaming from NetworkManager and ModemManager), dbus-daemon, dbus-bin and
 # python3-dbusmock (the tests' private bus and its service stand-ins); the image libraries of the
-# Decoding module (about 7 MB installed with their runtimes): libturbojpeg0-dev, libpng-dev,
-# libwebp-dev and libgif-dev.
+# Decoding module (about 9 MB installed with their runtimes): libturbojpeg0-dev, libpng-dev,
+# libwebp-dev, libgif-dev, and liblcms2-dev (Little CMS: embedded colour profiles converted to sRGB).
 packages=(libcurl4-openssl-dev nginx-light openssl iproute2 libsystemd-dev dbus-daemon dbus-bin python3-dbusmock
-          libturbojpeg0-dev libpng-dev libwebp-dev libgif-dev)
+          libturbojpeg0-dev libpng-dev libwebp-dev libgif-dev liblcms2-dev)
 missing=()
 for package in "${packages[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -2,6 +2,7 @@
 #include "CImageCodecs.h"
 
 #include <gif_lib.h>
+#include <lcms2.h>
 #include <limits.h>
 #include <png.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <webp/decode.h>
 #include <webp/demux.h>
 #include <webp/encode.h>
+#include <zlib.h>
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -19,8 +21,10 @@
 
 // TurboJPEG, libpng, libwebp and giflib are not linked: each is loaded with dlopen the first
 // time a function of its format runs, so that a process that decodes nothing (a decision of the
-// command) does not load them (docs/startup.md). A library that cannot be loaded makes its
-// functions return IMGC_UNSUPPORTED with "libpng16.so.16 could not be loaded (…)" as the message.
+// command) does not load them (docs/startup.md); Little CMS (and zlib, for a PNG's compressed
+// profile) likewise, when the first image with an embedded colour profile is decoded. A codec that
+// cannot be loaded makes its functions return IMGC_UNSUPPORTED with "libpng16.so.16 could not be
+// loaded (…)" as the message; Little CMS that cannot be loaded leaves a profile unapplied.
 typedef struct {
     const char *file;
     const char *const *names;
@@ -84,14 +88,39 @@ static void load_codec_library(codec_library *library) {
     X(EGifPutExtension) X(EGifPutImageDesc) X(EGifPutLine) X(EGifPutScreenDesc) X(EGifSetGifVersion)    \
     X(GifErrorString) X(GifFreeMapObject) X(GifMakeMapObject)
 
+// Little CMS: embedded colour profiles, loaded by the first image that has one.
+#define LCMS_FUNCTIONS(X)                                                                              \
+    X(cmsCreateContext) X(cmsDeleteContext) X(cmsGetContextUserData) X(cmsSetLogErrorHandlerTHR)       \
+    X(cmsOpenProfileFromMemTHR) X(cmsCreate_sRGBProfileTHR) X(cmsGetColorSpace) X(cmsCloseProfile)     \
+    X(cmsCreateTransformTHR) X(cmsDoTransform) X(cmsDeleteTransform)
+// zlib: a PNG's iCCP profile is compressed (libpng inflates its image data itself).
+#define ZLIB_FUNCTIONS(X) X(inflateInit_) X(inflate) X(inflateEnd) X(crc32)
+
 CODEC_LIBRARY(jpeg_table, "libturbojpeg.so.0", JPEG_FUNCTIONS)
 CODEC_LIBRARY(png_table, "libpng16.so.16", PNG_FUNCTIONS)
 CODEC_LIBRARY(webp_table, "libwebp.so.7", WEBP_FUNCTIONS)
 CODEC_LIBRARY(webp_demux_table, "libwebpdemux.so.2", WEBP_DEMUX_FUNCTIONS)
 CODEC_LIBRARY(gif_table, "libgif.so.7", GIF_FUNCTIONS)
+CODEC_LIBRARY(lcms_table, "liblcms2.so.2", LCMS_FUNCTIONS)
+CODEC_LIBRARY(zlib_table, "libz.so.1", ZLIB_FUNCTIONS)
 
 // From here on, each library call goes through its table, with the library's own signature.
 #define CODEC_CALL(table, name) ((__typeof__(&name))table.name)
+#define cmsCreateContext CODEC_CALL(lcms_table, cmsCreateContext)
+#define cmsDeleteContext CODEC_CALL(lcms_table, cmsDeleteContext)
+#define cmsGetContextUserData CODEC_CALL(lcms_table, cmsGetContextUserData)
+#define cmsSetLogErrorHandlerTHR CODEC_CALL(lcms_table, cmsSetLogErrorHandlerTHR)
+#define cmsOpenProfileFromMemTHR CODEC_CALL(lcms_table, cmsOpenProfileFromMemTHR)
+#define cmsCreate_sRGBProfileTHR CODEC_CALL(lcms_table, cmsCreate_sRGBProfileTHR)
+#define cmsGetColorSpace CODEC_CALL(lcms_table, cmsGetColorSpace)
+#define cmsCloseProfile CODEC_CALL(lcms_table, cmsCloseProfile)
+#define cmsCreateTransformTHR CODEC_CALL(lcms_table, cmsCreateTransformTHR)
+#define cmsDoTransform CODEC_CALL(lcms_table, cmsDoTransform)
+#define cmsDeleteTransform CODEC_CALL(lcms_table, cmsDeleteTransform)
+#define inflateInit_ CODEC_CALL(zlib_table, inflateInit_)
+#define inflate CODEC_CALL(zlib_table, inflate)
+#define inflateEnd CODEC_CALL(zlib_table, inflateEnd)
+#define crc32 CODEC_CALL(zlib_table, crc32)
 #define tjInitDecompress CODEC_CALL(jpeg_table, tjInitDecompress)
 #define tjGetErrorStr2 CODEC_CALL(jpeg_table, tjGetErrorStr2)
 #define tjDecompressHeader3 CODEC_CALL(jpeg_table, tjDecompressHeader3)
@@ -168,6 +197,305 @@ static imgc_status copy_out(const uint8_t *bytes, size_t count, uint8_t **output
 
 void imgc_free(uint8_t *buffer) { free(buffer); }
 
+// MARK: - Colour profiles (Little CMS, zlib)
+
+// The largest embedded profile read. Real ones are a few hundred bytes (matrix-shaper RGB: Display
+// P3, Adobe RGB) to a few megabytes (print CMYK with large tables); a JPEG can carry at most 255
+// chunks of 65,519 bytes (16.7 MB). Past this a profile is ignored, never inflated further.
+#define ICC_PROFILE_LIMIT (16u << 20)
+
+// An embedded profile: 0 none, 1 found (*profile malloc'd, *count bytes), -1 present but damaged
+// (the reason in `why`), -2 out of memory.
+enum { PROFILE_NONE = 0, PROFILE_FOUND = 1, PROFILE_DAMAGED = -1, PROFILE_NO_MEMORY = -2 };
+
+// JPEG: APP2 segments "ICC_PROFILE\0", sequence number (1…count), count, then the chunk's bytes;
+// reassembled in sequence order. Every chunk must agree on the count, each number appear once.
+static int jpeg_icc_profile(const uint8_t *data, size_t size, uint8_t **profile, size_t *count, const char **why) {
+    static const char tag[12] = "ICC_PROFILE";   // with its NUL: 12 bytes
+    size_t offsets[256] = {0}, lengths[256] = {0};
+    int chunks = 0, declared = 0;
+    uint8_t seen[256] = {0};
+    size_t i = 2, total = 0;
+    while (i + 4 <= size) {
+        if (data[i] != 0xFF) break;
+        uint8_t marker = data[i + 1];
+        if (marker == 0xFF) { i++; continue; }
+        if (marker == 0xDA || marker == 0xD9) break;
+        if ((marker >= 0xD0 && marker <= 0xD7) || marker == 0x01) { i += 2; continue; }
+        size_t length = ((size_t)data[i + 2] << 8) | data[i + 3];
+        if (length < 2) break;
+        if (marker == 0xE2 && length >= 2 + 14 && i + 16 <= size && memcmp(data + i + 4, tag, 12) == 0) {
+            if (length > size - i - 2) { *why = "ICC profile chunk truncated"; return PROFILE_DAMAGED; }
+            int number = data[i + 16], of = data[i + 17];
+            if (number == 0 || of == 0 || number > of || (declared != 0 && of != declared) || seen[number]) {
+                *why = "ICC profile chunks out of sequence";
+                return PROFILE_DAMAGED;
+            }
+            declared = of;
+            seen[number] = 1;
+            offsets[number] = i + 18;
+            lengths[number] = length - 16;
+            total += length - 16;
+            chunks++;
+        }
+        i += 2 + length;
+    }
+    if (chunks == 0) return PROFILE_NONE;
+    if (chunks != declared) { *why = "ICC profile chunks missing"; return PROFILE_DAMAGED; }
+    if (total == 0 || total > ICC_PROFILE_LIMIT) { *why = "ICC profile empty or too large"; return PROFILE_DAMAGED; }
+    uint8_t *bytes = malloc(total);
+    if (bytes == NULL) return PROFILE_NO_MEMORY;
+    size_t at = 0;
+    for (int number = 1; number <= declared; number++) {
+        memcpy(bytes + at, data + offsets[number], lengths[number]);
+        at += lengths[number];
+    }
+    *profile = bytes;
+    *count = total;
+    return PROFILE_FOUND;
+}
+
+static uint32_t read_be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+static uint32_t read_le32(const uint8_t *p) { return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0]; }
+
+// zlib's inflate of `count` bytes into a new buffer of at most ICC_PROFILE_LIMIT bytes.
+static int inflate_profile(const uint8_t *data, size_t count, uint8_t **profile, size_t *out_count, const char **why) {
+    z_stream stream;
+    memset(&stream, 0, sizeof stream);
+    if (inflateInit(&stream) != Z_OK) return PROFILE_NO_MEMORY;
+    size_t capacity = 4096, used = 0;
+    uint8_t *bytes = malloc(capacity);
+    int result = bytes == NULL ? Z_MEM_ERROR : Z_OK;
+    stream.next_in = (Bytef *)data;
+    while (result == Z_OK) {
+        if (used == capacity) {
+            if (capacity >= ICC_PROFILE_LIMIT) { result = Z_BUF_ERROR; break; }   // too large
+            uint8_t *grown = realloc(bytes, capacity * 2);
+            if (grown == NULL) { result = Z_MEM_ERROR; break; }
+            bytes = grown;
+            capacity *= 2;
+        }
+        uInt input = count > UINT_MAX ? UINT_MAX : (uInt)count;
+        stream.avail_in = input;
+        stream.next_out = bytes + used;
+        stream.avail_out = (uInt)(capacity - used);
+        result = inflate(&stream, Z_NO_FLUSH);
+        count -= input - stream.avail_in;
+        used = capacity - stream.avail_out;
+        if (result == Z_BUF_ERROR && used == capacity) result = Z_OK;           // output full: grow
+        else if (result == Z_OK && count == 0 && used < capacity) result = Z_DATA_ERROR;   // input ended early
+    }
+    inflateEnd(&stream);
+    if (result == Z_STREAM_END && used > 0) {
+        *profile = bytes;
+        *out_count = used;
+        return PROFILE_FOUND;
+    }
+    free(bytes);
+    if (result == Z_MEM_ERROR) return PROFILE_NO_MEMORY;
+    *why = capacity >= ICC_PROFILE_LIMIT && used == capacity ? "iCCP profile larger than 16 MB" : "iCCP profile does not inflate";
+    return PROFILE_DAMAGED;
+}
+
+// PNG: the iCCP chunk before the image data (keyword, NUL, compression method 0, a zlib stream).
+// Its CRC is checked (libpng would drop an ancillary chunk whose CRC fails).
+static int png_icc_profile(const uint8_t *data, size_t size, uint8_t **profile, size_t *count, const char **why) {
+    size_t i = 8;
+    while (i + 12 <= size) {
+        uint32_t length = read_be32(data + i);
+        const uint8_t *type = data + i + 4;
+        if (length > 0x7FFFFFFFu || size - i - 12 < length) return PROFILE_NONE;   // libpng says what is wrong
+        if (memcmp(type, "IDAT", 4) == 0 || memcmp(type, "IEND", 4) == 0) return PROFILE_NONE;
+        if (memcmp(type, "iCCP", 4) == 0) {
+            if (!zlib_table_ready(NULL)) { *why = "zlib (libz.so.1) could not be loaded"; return PROFILE_DAMAGED; }
+            if (crc32(crc32(0, NULL, 0), type, length + 4) != read_be32(data + i + 8 + length)) { *why = "iCCP chunk CRC mismatch"; return PROFILE_DAMAGED; }
+            const uint8_t *body = data + i + 8;
+            size_t name = 0;
+            while (name < length && name < 80 && body[name] != 0) name++;
+            if (name == 0 || name >= 80 || name + 2 > length || body[name + 1] != 0) { *why = "iCCP chunk malformed"; return PROFILE_DAMAGED; }
+            return inflate_profile(body + name + 2, length - name - 2, profile, count, why);
+        }
+        i += 12 + (size_t)length;
+    }
+    return PROFILE_NONE;
+}
+
+// PNG bytes without the chunks an applied iCCP profile replaces (gAMA, cHRM, sRGB) and without the
+// iCCP chunk itself, so that libpng's simplified API converts nothing: the profile does it all.
+static uint8_t *png_without_color_chunks(const uint8_t *data, size_t size, size_t *out_size) {
+    uint8_t *copy = malloc(size);
+    if (copy == NULL) return NULL;
+    memcpy(copy, data, 8);
+    size_t i = 8, at = 8;
+    while (i + 12 <= size) {
+        uint32_t length = read_be32(data + i);
+        if (length > 0x7FFFFFFFu || size - i - 12 < length) break;
+        const uint8_t *type = data + i + 4;
+        int drop = memcmp(type, "gAMA", 4) == 0 || memcmp(type, "cHRM", 4) == 0 || memcmp(type, "sRGB", 4) == 0 ||
+                   memcmp(type, "iCCP", 4) == 0;
+        if (!drop) { memcpy(copy + at, data + i, 12 + (size_t)length); at += 12 + (size_t)length; }
+        i += 12 + (size_t)length;
+    }
+    memcpy(copy + at, data + i, size - i);   // whatever is left, as it was (libpng judges it)
+    *out_size = at + size - i;
+    return copy;
+}
+
+// WebP: the ICCP chunk of an extended file (VP8X with its ICC flag).
+static int webp_icc_profile(const uint8_t *data, size_t size, uint8_t **profile, size_t *count, const char **why) {
+    if (size < 30 || memcmp(data + 12, "VP8X", 4) != 0 || (data[20] & 0x20) == 0) return PROFILE_NONE;
+    size_t i = 12;
+    while (i + 8 <= size) {
+        uint32_t length = read_le32(data + i + 4);
+        if (size - i - 8 < length) break;
+        if (memcmp(data + i, "ICCP", 4) == 0) {
+            if (length == 0 || length > ICC_PROFILE_LIMIT) { *why = "ICCP chunk empty or too large"; return PROFILE_DAMAGED; }
+            uint8_t *bytes = malloc(length);
+            if (bytes == NULL) return PROFILE_NO_MEMORY;
+            memcpy(bytes, data + i + 8, length);
+            *profile = bytes;
+            *count = length;
+            return PROFILE_FOUND;
+        }
+        i += 8 + (size_t)length + (length & 1);
+    }
+    *why = "ICC flag set but no complete ICCP chunk";
+    return PROFILE_DAMAGED;
+}
+
+// A conversion to sRGB, ready before the pixels are decoded.
+typedef enum { COLOR_RGB, COLOR_GRAY, COLOR_CMYK, COLOR_CMYK_INVERTED } color_kind;
+typedef struct {
+    void *context;     // cmsContext (its error handler writes into `error`)
+    void *transform;   // cmsHTRANSFORM
+    color_kind kind;
+    char error[IMGC_MESSAGE_CAPACITY];
+} color_conversion;
+
+static void lcms_error(cmsContext context, cmsUInt32Number code, const char *text) {
+    (void)code;
+    color_conversion *conversion = cmsGetContextUserData(context);
+    if (conversion != NULL && conversion->error[0] == 0) copy_message(conversion->error, text);
+}
+
+// 1 when `profile` converts pixels of `kind` to sRGB; else 0, the reason in conversion->error.
+static int color_prepare(const uint8_t *profile, size_t count, color_kind kind, color_conversion *conversion) {
+    memset(conversion, 0, sizeof *conversion);
+    conversion->kind = kind;
+    if (!lcms_table_ready(conversion->error)) return 0;
+    if (count > UINT32_MAX) { copy_message(conversion->error, "profile too large"); return 0; }
+    cmsContext context = cmsCreateContext(NULL, conversion);
+    if (context == NULL) { copy_message(conversion->error, "Little CMS: no memory"); return 0; }
+    conversion->context = context;
+    cmsSetLogErrorHandlerTHR(context, lcms_error);
+    cmsHPROFILE input = cmsOpenProfileFromMemTHR(context, profile, (cmsUInt32Number)count);
+    if (input == NULL) {
+        if (conversion->error[0] == 0) copy_message(conversion->error, "Little CMS refused the profile");
+        return 0;
+    }
+    cmsColorSpaceSignature space = cmsGetColorSpace(input);
+    cmsColorSpaceSignature expected = kind == COLOR_RGB ? cmsSigRgbData : kind == COLOR_GRAY ? cmsSigGrayData : cmsSigCmykData;
+    if (space != expected) {
+        copy_message(conversion->error, kind == COLOR_RGB ? "the profile is not an RGB profile" :
+                     kind == COLOR_GRAY ? "the profile is not a grey profile" : "the profile is not a CMYK profile");
+        cmsCloseProfile(input);
+        return 0;
+    }
+    cmsHPROFILE srgb = cmsCreate_sRGBProfileTHR(context);
+    // Gray: the first byte of each RGBA pixel, three bytes skipped (R = G = B); CMYK: four bytes,
+    // inverted (Adobe) or not. Out: R, G, B and a fourth byte the transform leaves alone.
+    cmsUInt32Number in_format = kind == COLOR_RGB ? TYPE_RGBA_8
+        : kind == COLOR_GRAY ? (COLORSPACE_SH(PT_GRAY) | CHANNELS_SH(1) | BYTES_SH(1) | EXTRA_SH(3))
+        : kind == COLOR_CMYK ? TYPE_CMYK_8 : TYPE_CMYK_8_REV;
+    cmsUInt32Number flags = kind == COLOR_RGB ? cmsFLAGS_COPY_ALPHA : 0;
+    if (srgb != NULL)
+        conversion->transform = cmsCreateTransformTHR(context, input, in_format, srgb, TYPE_RGBA_8, INTENT_PERCEPTUAL, flags);
+    cmsCloseProfile(input);
+    if (srgb != NULL) cmsCloseProfile(srgb);
+    if (conversion->transform == NULL) {
+        if (conversion->error[0] == 0) copy_message(conversion->error, "Little CMS could not convert from the profile");
+        return 0;
+    }
+    return 1;
+}
+
+// Converts the pixels in place, row by row through a scratch row. Alpha is kept (RGB, grey); a
+// CMYK pixel's fourth byte (K) becomes 255.
+static int color_apply(color_conversion *conversion, uint8_t *pixels, int width, int height, size_t stride) {
+    uint8_t *row = malloc((size_t)width * 4);
+    if (row == NULL) return 0;
+    for (int y = 0; y < height; y++) {
+        uint8_t *p = pixels + (size_t)y * stride;
+        cmsDoTransform(conversion->transform, p, row, (cmsUInt32Number)width);
+        if (conversion->kind == COLOR_RGB) {
+            memcpy(p, row, (size_t)width * 4);
+        } else {
+            for (int x = 0; x < width; x++) {
+                p[4 * x] = row[4 * x];
+                p[4 * x + 1] = row[4 * x + 1];
+                p[4 * x + 2] = row[4 * x + 2];
+                if (conversion->kind != COLOR_GRAY) p[4 * x + 3] = 255;
+            }
+        }
+    }
+    free(row);
+    return 1;
+}
+
+static void color_release(color_conversion *conversion) {
+    if (conversion->transform != NULL) cmsDeleteTransform(conversion->transform);
+    if (conversion->context != NULL) cmsDeleteContext(conversion->context);
+    conversion->transform = NULL;
+    conversion->context = NULL;
+}
+
+// The outcome of looking for a profile and preparing its conversion (before any pixel is decoded).
+typedef struct {
+    int converting;                  // 1: `conversion` is ready
+    imgc_profile outcome;            // what to report
+    char reason[IMGC_MESSAGE_CAPACITY];
+    color_conversion conversion;
+} color_plan;
+
+// Looks for a profile with `find` (when the options ask for it) and prepares its conversion from
+// pixels of `kind`. IMGC_NO_MEMORY when a buffer could not be allocated; otherwise IMGC_OK, the plan
+// says whether to convert and what to report.
+static imgc_status color_plan_make(color_plan *plan, int options, const uint8_t *data, size_t size,
+                                   int (*find)(const uint8_t *, size_t, uint8_t **, size_t *, const char **), color_kind kind) {
+    memset(plan, 0, sizeof *plan);
+    plan->outcome = IMGC_PROFILE_NONE;
+    if ((options & IMGC_DECODE_COLOR_PROFILE) == 0) return IMGC_OK;
+    uint8_t *profile = NULL;
+    size_t count = 0;
+    const char *why = NULL;
+    int found = find(data, size, &profile, &count, &why);
+    if (found == PROFILE_NO_MEMORY) return IMGC_NO_MEMORY;
+    if (found == PROFILE_NONE) return IMGC_OK;
+    plan->outcome = IMGC_PROFILE_IGNORED;
+    if (found == PROFILE_DAMAGED) { copy_message(plan->reason, why); return IMGC_OK; }
+    if (color_prepare(profile, count, kind, &plan->conversion)) {
+        plan->converting = 1;
+        plan->outcome = IMGC_PROFILE_APPLIED;
+    } else {
+        copy_message(plan->reason, plan->conversion.error);
+        color_release(&plan->conversion);
+    }
+    free(profile);
+    return IMGC_OK;
+}
+
+// Applies the plan to decoded pixels, reports its outcome (the reason in `message` when the profile
+// was ignored) and releases it.
+static imgc_status color_plan_finish(color_plan *plan, uint8_t *pixels, int width, int height, size_t stride,
+                                     imgc_profile *outcome, char *message) {
+    imgc_status status = IMGC_OK;
+    if (plan->converting && !color_apply(&plan->conversion, pixels, width, height, stride)) status = IMGC_NO_MEMORY;
+    color_release(&plan->conversion);
+    if (outcome != NULL) *outcome = plan->outcome;
+    if (plan->outcome == IMGC_PROFILE_IGNORED) copy_message(message, plan->reason);
+    return status;
+}
+
 // MARK: - JPEG (TurboJPEG: libjpeg's setjmp is inside the library)
 
 imgc_status imgc_jpeg_info(const uint8_t *data, size_t size, int *width, int *height, char *message) {
@@ -233,8 +561,9 @@ static void cmyk_to_rgba(uint8_t *pixels, int width, int height, size_t stride, 
     }
 }
 
-imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int height,
-                             uint8_t *pixels, size_t stride, size_t capacity, char *message) {
+imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
+                             size_t capacity, int options, imgc_profile *profile, char *message) {
+    if (profile != NULL) *profile = IMGC_PROFILE_NONE;
     if (!jpeg_table_ready(message)) return IMGC_UNSUPPORTED;
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     if (size > ULONG_MAX) { copy_message(message, "too many bytes"); return IMGC_BAD_ARGUMENT; }
@@ -245,6 +574,15 @@ imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int he
     int cmyk = result == 0 && (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK);
     int adobe = 0, progressive = 0;
     jpeg_markers(data, size, &adobe, &progressive);
+    color_plan plan;
+    memset(&plan, 0, sizeof plan);
+    if (result == 0) {
+        color_kind kind = cmyk ? (adobe ? COLOR_CMYK_INVERTED : COLOR_CMYK) : colorspace == TJCS_GRAY ? COLOR_GRAY : COLOR_RGB;
+        if (color_plan_make(&plan, options, data, size, jpeg_icc_profile, kind) != IMGC_OK) {
+            tjDestroy(handle);
+            return IMGC_NO_MEMORY;
+        }
+    }
     if (result == 0) {
         // No TJFLAG_STOPONWARNING: a warning is judged below. More than 500 scans stays an error.
         result = tjDecompress2(handle, data, (unsigned long)size, pixels, width, (int)stride, height,
@@ -254,9 +592,10 @@ imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int he
     }
     if (result != 0) copy_message(message, tjGetErrorStr2(handle));
     tjDestroy(handle);
-    if (result != 0) return IMGC_CORRUPT;
-    if (cmyk) cmyk_to_rgba(pixels, width, height, stride, adobe);
-    return IMGC_OK;
+    if (result != 0) { color_release(&plan.conversion); return IMGC_CORRUPT; }
+    // CMYK: through its profile when it has one, else the naive formula.
+    if (cmyk && !plan.converting) cmyk_to_rgba(pixels, width, height, stride, adobe);
+    return color_plan_finish(&plan, pixels, width, height, stride, profile, message);
 }
 
 imgc_status imgc_jpeg_encode(const uint8_t *pixels, int width, int height, size_t stride, int quality,
@@ -274,8 +613,9 @@ imgc_status imgc_jpeg_encode_with(const uint8_t *pixels, int width, int height, 
     unsigned long jpeg_size = 0;
     int cmyk = (options & IMGC_JPEG_CMYK) != 0;
     int flags = (options & IMGC_JPEG_PROGRESSIVE) ? TJFLAG_PROGRESSIVE : 0;
+    int subsampling = cmyk ? TJSAMP_444 : (options & IMGC_JPEG_GRAY) ? TJSAMP_GRAY : TJSAMP_420;
     int result = tjCompress2(handle, pixels, width, (int)stride, height, cmyk ? TJPF_CMYK : TJPF_RGBA, &jpeg, &jpeg_size,
-                             cmyk ? TJSAMP_444 : TJSAMP_420, quality, flags);
+                             subsampling, quality, flags);
     imgc_status status = IMGC_CORRUPT;
     if (result == 0) status = copy_out(jpeg, jpeg_size, output, count);
     else copy_message(message, tjGetErrorStr2(handle));
@@ -313,8 +653,9 @@ imgc_status imgc_png_info(const uint8_t *data, size_t size, int *width, int *hei
     return IMGC_OK;
 }
 
-imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int height,
-                            uint8_t *pixels, size_t stride, size_t capacity, char *message) {
+imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
+                            size_t capacity, int options, imgc_profile *profile, char *message) {
+    if (profile != NULL) *profile = IMGC_PROFILE_NONE;
     if (!png_table_ready(message)) return IMGC_UNSUPPORTED;
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     png_image image;
@@ -325,14 +666,33 @@ imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int hei
         copy_message(message, "dimensions changed");
         return IMGC_BAD_ARGUMENT;
     }
-    image.format = PNG_FORMAT_RGBA;
-    if (!png_image_finish_read(&image, NULL, pixels, (png_int_32)stride, NULL)) {
-        copy_message(message, image.message);
+    color_plan plan;
+    color_kind kind = (image.format & PNG_FORMAT_FLAG_COLOR) ? COLOR_RGB : COLOR_GRAY;
+    if (color_plan_make(&plan, options, data, size, png_icc_profile, kind) != IMGC_OK) {
         png_image_free(&image);
-        return IMGC_CORRUPT;
+        return IMGC_NO_MEMORY;
     }
+    // With a profile to apply, libpng reads the file without its gAMA, cHRM, sRGB and iCCP chunks
+    // (the profile replaces them, as the PNG specification says): nothing is converted twice.
+    uint8_t *stripped = NULL;
+    if (plan.converting) {
+        size_t stripped_size = 0;
+        png_image_free(&image);
+        stripped = png_without_color_chunks(data, size, &stripped_size);
+        if (stripped == NULL) { color_release(&plan.conversion); return IMGC_NO_MEMORY; }
+        status = png_begin(&image, stripped, stripped_size, message);
+        if (status != IMGC_OK) { free(stripped); color_release(&plan.conversion); return status; }
+    }
+    image.format = PNG_FORMAT_RGBA;
+    // A 16-bit file without gAMA or sRGB holds sRGB values, as browsers take them (libpng's
+    // simplified API would otherwise take them as linear and brighten them).
+    image.flags |= PNG_IMAGE_FLAG_16BIT_sRGB;
+    int read = png_image_finish_read(&image, NULL, pixels, (png_int_32)stride, NULL);
+    if (!read) copy_message(message, image.message);
     png_image_free(&image);
-    return IMGC_OK;
+    free(stripped);
+    if (!read) { color_release(&plan.conversion); return IMGC_CORRUPT; }
+    return color_plan_finish(&plan, pixels, width, height, stride, profile, message);
 }
 
 imgc_status imgc_png_encode(const uint8_t *pixels, int width, int height, size_t stride,
@@ -427,10 +787,9 @@ static imgc_status webp_first_frame(const uint8_t *data, size_t size, int width,
     return status;
 }
 
-imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int height,
-                             uint8_t *pixels, size_t stride, size_t capacity, char *message) {
-    if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
-    if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
+// Decodes a still or animated WebP (before its profile is applied).
+static imgc_status webp_decode_pixels(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels,
+                                      size_t stride, size_t capacity, char *message) {
     WebPDecoderConfig config;
     if (!WebPInitDecoderConfig(&config)) { copy_message(message, "libwebp version mismatch"); return IMGC_BAD_ARGUMENT; }
     VP8StatusCode status = WebPGetFeatures(data, size, &config.input);
@@ -453,6 +812,18 @@ imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int he
         return status == VP8_STATUS_OUT_OF_MEMORY ? IMGC_NO_MEMORY : IMGC_CORRUPT;
     }
     return IMGC_OK;
+}
+
+imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
+                             size_t capacity, int options, imgc_profile *profile, char *message) {
+    if (profile != NULL) *profile = IMGC_PROFILE_NONE;
+    if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
+    color_plan plan;
+    if (color_plan_make(&plan, options, data, size, webp_icc_profile, COLOR_RGB) != IMGC_OK) return IMGC_NO_MEMORY;
+    imgc_status status = webp_decode_pixels(data, size, width, height, pixels, stride, capacity, message);
+    if (status != IMGC_OK) { color_release(&plan.conversion); return status; }
+    return color_plan_finish(&plan, pixels, width, height, stride, profile, message);
 }
 
 imgc_status imgc_webp_encode(const uint8_t *pixels, int width, int height, size_t stride, int quality,
@@ -562,8 +933,10 @@ static imgc_status gif_frame(GifFileType *gif, int transparent, int width, int h
     return IMGC_OK;
 }
 
-imgc_status imgc_gif_decode(const uint8_t *data, size_t size, int width, int height,
-                            uint8_t *pixels, size_t stride, size_t capacity, char *message) {
+imgc_status imgc_gif_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
+                            size_t capacity, int options, imgc_profile *profile, char *message) {
+    (void)options;   // GIF has no standard colour profile: its colours are taken as sRGB
+    if (profile != NULL) *profile = IMGC_PROFILE_NONE;
     if (!gif_table_ready(message)) return IMGC_UNSUPPORTED;
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     gif_reader reader = {data, size, 0};

@@ -1,11 +1,14 @@
 import CImageCodecs
+import Logging
 
 /// Decodes JPEG, PNG, WebP and GIF (first frame) bytes to RGBA8 pixels at a requested size.
 ///
 /// The declared size is read first and checked against `Configuration.pixelLimit` before any
 /// pixel is decoded. The decoders shrink while decoding where they can (TurboJPEG by 1/2, 1/4,
 /// 1/8; libwebp to any size, for an opaque still image); an exact area average does the rest. A
-/// JPEG's EXIF orientation is applied. Never upscales. Synchronous and thread-safe: call it from
+/// JPEG's EXIF orientation is applied, and an embedded ICC colour profile (JPEG, PNG, WebP) is
+/// converted to sRGB with Little CMS (``Configuration-swift.struct/appliesColorProfiles``); a
+/// profile that cannot be applied is logged and the image decoded as if it had none. Never upscales. Synchronous and thread-safe: call it from
 /// any thread (``DecodingQueue`` runs it off the caller's thread).
 ///
 /// ```swift
@@ -21,9 +24,13 @@ public struct ImageDecoder: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// The largest declared image accepted, in pixels (width × height). Default 100 megapixels.
         public var pixelLimit: Int
+        /// Whether an embedded ICC profile (a phone's Display P3, a camera's Adobe RGB) is
+        /// converted to sRGB. Default true; false takes every file's values as sRGB.
+        public var appliesColorProfiles: Bool
         /// Creates a configuration.
-        public init(pixelLimit: Int = 100_000_000) {
+        public init(pixelLimit: Int = 100_000_000, appliesColorProfiles: Bool = true) {
             self.pixelLimit = pixelLimit
+            self.appliesColorProfiles = appliesColorProfiles
         }
         /// The defaults.
         public static let `default` = Configuration()
@@ -32,9 +39,13 @@ public struct ImageDecoder: Sendable {
     /// The limits in force.
     public var configuration: Configuration
 
-    /// Creates a decoder.
-    public init(configuration: Configuration = .default) {
+    private let logger: Logger
+
+    /// Creates a decoder. `logger` hears of colour profiles that could not be applied (at
+    /// `warning`: the image is decoded as if it had none).
+    public init(configuration: Configuration = .default, logger: Logger = .disabled) {
         self.configuration = configuration
+        self.logger = logger
     }
 
     /// Decodes `bytes`, downsampled to `target` (fit or fill, never upscaled); `nil`: full size.
@@ -103,7 +114,12 @@ public struct ImageDecoder: Sendable {
         case .webp, .png, .gif:
             break   // an animation's first frame comes at its canvas size
         }
-        var pixels = try codec.decode(bytes, width: decodedWidth, height: decodedHeight)
+        var (pixels, profile) = try codec.decode(bytes, width: decodedWidth, height: decodedHeight,
+                                                 colorProfiles: configuration.appliesColorProfiles)
+        if case .ignored(let reason) = profile {
+            logger.warning("colour profile not applied: decoded as sRGB",
+                           metadata: ["format": "\(codec.rawValue)", "reason": "\(reason)"])
+        }
         let partial = width % denominator != 0 || height % denominator != 0
         if (decodedWidth, decodedHeight) != (outWidth, outHeight) || partial {
             pixels = try Self.resample(pixels, width: decodedWidth, height: decodedHeight, to: outWidth, outHeight, codec: codec,
