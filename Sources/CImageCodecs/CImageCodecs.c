@@ -1066,7 +1066,7 @@ static uint64_t gcd64(uint64_t a, uint64_t b) {
 
 static void resample_spans(size_t n, size_t m, size_t extent, size_t denominator, resample_span *spans,
                            uint64_t *unit, uint64_t *span) {
-    // extent and m·denominator are below 2^34: every product below stays far from 2^64.
+    // n, m < 2^28 and extent <= 8n (imgc_resample checks): every product below is under 2^62.
     uint64_t g = gcd64(extent, (uint64_t)m * denominator);
     *unit = (uint64_t)m * denominator / g;
     *span = extent / g;
@@ -1133,8 +1133,10 @@ imgc_status imgc_resample(const uint8_t *source, int source_width, int source_he
         (long long)source_height * denominator < extent_height || (long long)(source_height - 1) * denominator >= extent_height)
         return IMGC_BAD_ARGUMENT;
     // The sums reach (source pixels) × 8² × 255 × 255 × 3 at most: below 2^64 for any image that
-    // fits in memory; refused above 2^40 pixels rather than trusted.
+    // fits in memory; refused above 2^40 pixels, or a side of 2^28, rather than trusted.
     if ((uint64_t)source_width * (uint64_t)source_height > (1ULL << 40)) return IMGC_BAD_ARGUMENT;
+    if (source_width >= (1 << 28) || source_height >= (1 << 28) || width >= (1 << 28) || height >= (1 << 28))
+        return IMGC_BAD_ARGUMENT;
     resample_span *columns = malloc(sizeof *columns * (size_t)width);
     resample_span *rows = malloc(sizeof *rows * (size_t)height);
     uint64_t *reduced = malloc(sizeof *reduced * 4 * (size_t)width);   // the last source row reduced

@@ -75,6 +75,18 @@ import TestSupport
         #expect(largestShift >= 10, "largest shift \(largestShift)")
     }
 
+    /// ImageMagick's files with a Display P3 profile (another encoder's APP2, iCCP beside a cHRM
+    /// in a palette PNG, and VP8X/ICCP): P3 (200, 100, 50) comes out as sRGB (215, 93, 31).
+    @Test(arguments: ["jpg", "png", "webp"])
+    func imageMagicksProfiledFilesAreConverted(format: String) throws {
+        let bytes = try ProfiledFiles.profile("orange-p3-imagemagick." + format)
+        let value = try untagged.decode(bytes).pixel(x: 16, y: 8), p = try decoder.decode(bytes).pixel(x: 16, y: 8)
+        #expect(abs(Int(value.r) - 200) <= 2 && abs(Int(value.g) - 100) <= 2 && abs(Int(value.b) - 50) <= 2, "the file holds \(value)")
+        let expected = ColorReference.convert((Int(value.r), Int(value.g), Int(value.b)), from: ColorReference.displayP3)
+        #expect(abs(Double(p.r) - expected.0) <= 3 && abs(Double(p.g) - expected.1) <= 3 && abs(Double(p.b) - expected.2) <= 3 && p.a == 255,
+                "\(format): \(p), expected \(expected)")
+    }
+
     /// Without a profile nothing changes: the lossless formats give their pixels back, a JPEG the
     /// same as with profiles off; scaled too (the conversion runs at the decoded size).
     @Test(arguments: ["jpeg", "png", "webp", "gif"])

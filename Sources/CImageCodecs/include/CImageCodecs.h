@@ -94,7 +94,7 @@ imgc_status imgc_gif_decode(const uint8_t *data, size_t size, int width, int hei
 /// decoded at 1/denominator (1 to 8): each source pixel covers denominator² image pixels, the last
 /// column and row what is left (a TurboJPEG scaled decode rounds its size up); denominator 1 and
 /// the extent equal to the source size for an ordinary image. Meant for shrinking (growing repeats
-/// pixels). Reads only `source` (source_height rows of source_stride bytes within
+/// pixels); every side under 2^28. Reads only `source` (source_height rows of source_stride bytes within
 /// source_capacity), writes only `destination` (height rows of `stride` bytes within `capacity`).
 imgc_status imgc_resample(const uint8_t *source, int source_width, int source_height, size_t source_stride,
                           size_t source_capacity, int extent_width, int extent_height, int denominator,
