@@ -81,10 +81,17 @@ enum ImageCodec: String, Sendable, CaseIterable {
         try check(status, message)
         let outcome: ProfileOutcome = switch profile {
         case IMGC_PROFILE_APPLIED: .applied
-        case IMGC_PROFILE_IGNORED: .ignored(Self.text(message))
+        case IMGC_PROFILE_IGNORED: .ignored(Self.printable(message))
         default: .none
         }
         return (pixels, outcome)
+    }
+
+    /// A C message as printable ASCII: Little CMS may quote a profile's bytes (a tag signature),
+    /// which must never reach a terminal raw; anything else becomes `?`.
+    static func printable(_ message: [CChar]) -> String {
+        String(decoding: message.prefix { $0 != 0 }.map { (0x20..<0x7F).contains(UInt8(bitPattern: $0)) ? UInt8(bitPattern: $0) : 0x3F },
+               as: UTF8.self)
     }
 
     /// A C message as text; bytes that are not UTF-8 are replaced.

@@ -8,8 +8,9 @@ import Logging
 /// 1/8; libwebp to any size, for an opaque still image); an exact area average does the rest. A
 /// JPEG's EXIF orientation is applied, and an embedded ICC colour profile (JPEG, PNG, WebP) is
 /// converted to sRGB with Little CMS (``Configuration-swift.struct/appliesColorProfiles``); a
-/// profile that cannot be applied is logged and the image decoded as if it had none. Never upscales. Synchronous and thread-safe: call it from
-/// any thread (``DecodingQueue`` runs it off the caller's thread).
+/// profile that cannot be applied is logged and the image decoded as if it had none. Never
+/// upscales. Synchronous and thread-safe: call it from any thread (``DecodingQueue`` runs it off
+/// the caller's thread).
 ///
 /// ```swift
 /// let decoder = ImageDecoder()
@@ -114,9 +115,9 @@ public struct ImageDecoder: Sendable {
         case .webp, .png, .gif:
             break   // an animation's first frame comes at its canvas size
         }
-        var (pixels, profile) = try codec.decode(bytes, width: decodedWidth, height: decodedHeight,
-                                                 colorProfiles: configuration.appliesColorProfiles)
-        if case .ignored(let reason) = profile {
+        let decoded = try codec.decode(bytes, width: decodedWidth, height: decodedHeight, colorProfiles: configuration.appliesColorProfiles)
+        var pixels = decoded.pixels
+        if case .ignored(let reason) = decoded.profile {
             logger.warning("colour profile not applied: decoded as sRGB",
                            metadata: ["format": "\(codec.rawValue)", "reason": "\(reason)"])
         }
