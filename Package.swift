@@ -42,9 +42,9 @@ let package = Package(
         // Loading what the policy decided: libcurl transport, memory and disk caches, slots.
         .target(name: "Fetch", dependencies: ["Policy", "Locking", "CCurl", .product(name: "Logging", package: "swift-log")]),
         // Typed wrappers over the image libraries (Debian's libturbojpeg0-dev, libpng-dev, libwebp-dev,
-        // libgif-dev, libpixman-1-dev; installed by scripts/setup.sh). Every setjmp stays in C. None
-        // is linked: the codecs are loaded with dlopen when their format is first used, pixman (the
-        // resampler) at the first resample (docs/startup.md).
+        // libgif-dev, liblcms2-dev; installed by scripts/setup.sh) and the area-average resampler.
+        // Every setjmp stays in C. None is linked: the codecs are loaded with dlopen when their
+        // format is first used, Little CMS by the first image with a colour profile (docs/startup.md).
         .target(name: "CImageCodecs"),
         // Images at display size: decoding JPEG, PNG, WebP and GIF, downsampling, EXIF orientation,
         // a pixel cache, slots delivering pixels. Above `Fetch`, which keeps building without the image libraries.
@@ -87,7 +87,14 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "DecodingTests", dependencies: ["Decoding", "CImageCodecs", "Fetch", "FetchTesting", "Policy", "Locking", "TestSupport"]),
+        .testTarget(
+            name: "DecodingTests",
+            dependencies: [
+                "Decoding", "CImageCodecs", "Fetch", "FetchTesting", "Policy", "Locking", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
+        ),
         // Runs LinuxReachability inside a network namespace (`ip netns exec`) for the tests and the benchmark.
         .executableTarget(name: "reachability-probe", dependencies: ["LinuxNetwork", "Policy"], path: "Tests/ReachabilityProbe"),
         .testTarget(name: "LinuxNetworkTests", dependencies: ["LinuxNetwork", "Policy", "TestSupport", "reachability-probe"]),

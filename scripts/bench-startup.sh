@@ -87,7 +87,7 @@ let package = Package(name: "hello", targets: [
     .executableTarget(name: "hello-systemd", linkerSettings: [.linkedLibrary("systemd")]),
     .executableTarget(name: "hello-images", linkerSettings: [
         .linkedLibrary("turbojpeg"), .linkedLibrary("png16"), .linkedLibrary("webp"), .linkedLibrary("gif"),
-        .linkedLibrary("pixman-1"),
+        .linkedLibrary("lcms2"),
     ]),
 ])
 EOF

@@ -77,7 +77,7 @@ build_target() {
             CCurl) extra+=(-Xcc "-fmodule-map-file=$bin/CCurl.build/module.modulemap" -I "$root/Sources/CCurl/include" -lcurl) ;;
             # CImageCodecs ships its own module map (include/module.modulemap); SwiftPM generates none for it.
             CImageCodecs) extra+=(-Xcc "-fmodule-map-file=$root/Sources/CImageCodecs/include/module.modulemap" -I "$root/Sources/CImageCodecs/include"
-                                  -lturbojpeg -lpng16 -lwebp -lgif -lpixman-1) ;;
+                                  -lturbojpeg -lpng16 -lwebp -lgif) ;;
         esac
     done
     swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 -g -use-ld=lld -I "$bin/Modules" \

@@ -9,7 +9,7 @@
 # and data would sit at a fixed address, which weakens ASLR for a command that parses untrusted
 # files and network bodies. Security first; docs/startup.md has the figures.
 # --disable-local-rpath drops the `$ORIGIN` run path, which made the loader look for libc, libm,
-# libstdc++, libgcc_s and pixman in the binary's folder first (a readlink and a dozen failed opens).
+# libstdc++ and libgcc_s (and pixman, then linked) in the binary's folder first (a readlink and a dozen failed opens).
 # -Xlinker --no-export-dynamic undoes the -export-dynamic that the toolchain's static-stdlib link
 # arguments add: without it every public symbol of the package's own modules (about 4,700) sat in
 # the dynamic symbol table, which the runtime's start-up `dladdr` (finding its own path for the

@@ -22,9 +22,9 @@ say "$(swift --version 2>/dev/null | head -n 1)"
 # captive and roaming from NetworkManager and ModemManager), dbus-daemon, dbus-bin and
 # python3-dbusmock (the tests' private bus and its service stand-ins); the image libraries of the
 # Decoding module (about 9 MB installed with their runtimes): libturbojpeg0-dev, libpng-dev,
-# libwebp-dev, libgif-dev and libpixman-1-dev (with pkg-config, which finds pixman's headers).
+# libwebp-dev, libgif-dev, and liblcms2-dev (Little CMS: embedded colour profiles converted to sRGB).
 packages=(libcurl4-openssl-dev nginx-light openssl iproute2 libsystemd-dev dbus-daemon dbus-bin python3-dbusmock
-          libturbojpeg0-dev libpng-dev libwebp-dev libgif-dev libpixman-1-dev pkg-config)
+          libturbojpeg0-dev libpng-dev libwebp-dev libgif-dev liblcms2-dev)
 missing=()
 for package in "${packages[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

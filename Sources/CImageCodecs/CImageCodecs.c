@@ -2,6 +2,7 @@
 #include "CImageCodecs.h"
 
 #include <gif_lib.h>
+#include <lcms2.h>
 #include <limits.h>
 #include <png.h>
 #include <stdlib.h>
@@ -10,10 +11,7 @@
 #include <webp/decode.h>
 #include <webp/demux.h>
 #include <webp/encode.h>
-
-// pixman's header from its folder (not through pkg-config, which would link pixman too): the
-// forwarder include/pixman-version.h finds the header pixman.h includes as <pixman-version.h>.
-#include <pixman-1/pixman.h>
+#include <zlib.h>
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -23,9 +21,10 @@
 
 // TurboJPEG, libpng, libwebp and giflib are not linked: each is loaded with dlopen the first
 // time a function of its format runs, so that a process that decodes nothing (a decision of the
-// command) does not load them (docs/startup.md); pixman, the resampler, likewise at the first
-// resample. A library that cannot be loaded makes its functions return IMGC_UNSUPPORTED with
-// "libpng16.so.16 could not be loaded (…)" as the message.
+// command) does not load them (docs/startup.md); Little CMS (and zlib, for a PNG's compressed
+// profile) likewise, when the first image with an embedded colour profile is decoded. A codec that
+// cannot be loaded makes its functions return IMGC_UNSUPPORTED with "libpng16.so.16 could not be
+// loaded (…)" as the message; Little CMS that cannot be loaded leaves a profile unapplied.
 typedef struct {
     const char *file;
     const char *const *names;
@@ -88,29 +87,40 @@ static void load_codec_library(codec_library *library) {
     X(DGifGetRecordType) X(DGifOpen) X(EGifCloseFile) X(EGifGCBToExtension) X(EGifOpen)                 \
     X(EGifPutExtension) X(EGifPutImageDesc) X(EGifPutLine) X(EGifPutScreenDesc) X(EGifSetGifVersion)    \
     X(GifErrorString) X(GifFreeMapObject) X(GifMakeMapObject)
-// pixman: only resampling (`--size`, the Decoding module) uses it.
-#define PIXMAN_FUNCTIONS(X)                                                                            \
-    X(pixman_image_create_bits) X(pixman_image_unref) X(pixman_transform_init_scale)                    \
-    X(pixman_image_set_transform) X(pixman_filter_create_separable_convolution) X(pixman_image_set_filter) \
-    X(pixman_image_set_repeat) X(pixman_image_composite32)
+
+// Little CMS: embedded colour profiles, loaded by the first image that has one.
+#define LCMS_FUNCTIONS(X)                                                                              \
+    X(cmsCreateContext) X(cmsDeleteContext) X(cmsGetContextUserData) X(cmsSetLogErrorHandlerTHR)       \
+    X(cmsOpenProfileFromMemTHR) X(cmsCreate_sRGBProfileTHR) X(cmsGetColorSpace) X(cmsCloseProfile)     \
+    X(cmsCreateTransformTHR) X(cmsDoTransform) X(cmsDeleteTransform)
+// zlib: a PNG's iCCP profile is compressed (libpng inflates its image data itself).
+#define ZLIB_FUNCTIONS(X) X(inflateInit_) X(inflate) X(inflateEnd) X(crc32)
 
 CODEC_LIBRARY(jpeg_table, "libturbojpeg.so.0", JPEG_FUNCTIONS)
 CODEC_LIBRARY(png_table, "libpng16.so.16", PNG_FUNCTIONS)
 CODEC_LIBRARY(webp_table, "libwebp.so.7", WEBP_FUNCTIONS)
 CODEC_LIBRARY(webp_demux_table, "libwebpdemux.so.2", WEBP_DEMUX_FUNCTIONS)
 CODEC_LIBRARY(gif_table, "libgif.so.7", GIF_FUNCTIONS)
-CODEC_LIBRARY(pixman_table, "libpixman-1.so.0", PIXMAN_FUNCTIONS)
+CODEC_LIBRARY(lcms_table, "liblcms2.so.2", LCMS_FUNCTIONS)
+CODEC_LIBRARY(zlib_table, "libz.so.1", ZLIB_FUNCTIONS)
 
 // From here on, each library call goes through its table, with the library's own signature.
 #define CODEC_CALL(table, name) ((__typeof__(&name))table.name)
-#define pixman_image_create_bits CODEC_CALL(pixman_table, pixman_image_create_bits)
-#define pixman_image_unref CODEC_CALL(pixman_table, pixman_image_unref)
-#define pixman_transform_init_scale CODEC_CALL(pixman_table, pixman_transform_init_scale)
-#define pixman_image_set_transform CODEC_CALL(pixman_table, pixman_image_set_transform)
-#define pixman_filter_create_separable_convolution CODEC_CALL(pixman_table, pixman_filter_create_separable_convolution)
-#define pixman_image_set_filter CODEC_CALL(pixman_table, pixman_image_set_filter)
-#define pixman_image_set_repeat CODEC_CALL(pixman_table, pixman_image_set_repeat)
-#define pixman_image_composite32 CODEC_CALL(pixman_table, pixman_image_composite32)
+#define cmsCreateContext CODEC_CALL(lcms_table, cmsCreateContext)
+#define cmsDeleteContext CODEC_CALL(lcms_table, cmsDeleteContext)
+#define cmsGetContextUserData CODEC_CALL(lcms_table, cmsGetContextUserData)
+#define cmsSetLogErrorHandlerTHR CODEC_CALL(lcms_table, cmsSetLogErrorHandlerTHR)
+#define cmsOpenProfileFromMemTHR CODEC_CALL(lcms_table, cmsOpenProfileFromMemTHR)
+#define cmsCreate_sRGBProfileTHR CODEC_CALL(lcms_table, cmsCreate_sRGBProfileTHR)
+#define cmsGetColorSpace CODEC_CALL(lcms_table, cmsGetColorSpace)
+#define cmsCloseProfile CODEC_CALL(lcms_table, cmsCloseProfile)
+#define cmsCreateTransformTHR CODEC_CALL(lcms_table, cmsCreateTransformTHR)
+#define cmsDoTransform CODEC_CALL(lcms_table, cmsDoTransform)
+#define cmsDeleteTransform CODEC_CALL(lcms_table, cmsDeleteTransform)
+#define inflateInit_ CODEC_CALL(zlib_table, inflateInit_)
+#define inflate CODEC_CALL(zlib_table, inflate)
+#define inflateEnd CODEC_CALL(zlib_table, inflateEnd)
+#define crc32 CODEC_CALL(zlib_table, crc32)
 #define tjInitDecompress CODEC_CALL(jpeg_table, tjInitDecompress)
 #define tjGetErrorStr2 CODEC_CALL(jpeg_table, tjGetErrorStr2)
 #define tjDecompressHeader3 CODEC_CALL(jpeg_table, tjDecompressHeader3)
@@ -187,6 +197,305 @@ static imgc_status copy_out(const uint8_t *bytes, size_t count, uint8_t **output
 
 void imgc_free(uint8_t *buffer) { free(buffer); }
 
+// MARK: - Colour profiles (Little CMS, zlib)
+
+// The largest embedded profile read. Real ones are a few hundred bytes (matrix-shaper RGB: Display
+// P3, Adobe RGB) to a few megabytes (print CMYK with large tables); a JPEG can carry at most 255
+// chunks of 65,519 bytes (16.7 MB). Past this a profile is ignored, never inflated further.
+#define ICC_PROFILE_LIMIT (16u << 20)
+
+// An embedded profile: 0 none, 1 found (*profile malloc'd, *count bytes), -1 present but damaged
+// (the reason in `why`), -2 out of memory.
+enum { PROFILE_NONE = 0, PROFILE_FOUND = 1, PROFILE_DAMAGED = -1, PROFILE_NO_MEMORY = -2 };
+
+// JPEG: APP2 segments "ICC_PROFILE\0", sequence number (1…count), count, then the chunk's bytes;
+// reassembled in sequence order. Every chunk must agree on the count, each number appear once.
+static int jpeg_icc_profile(const uint8_t *data, size_t size, uint8_t **profile, size_t *count, const char **why) {
+    static const char tag[12] = "ICC_PROFILE";   // with its NUL: 12 bytes
+    size_t offsets[256] = {0}, lengths[256] = {0};
+    int chunks = 0, declared = 0;
+    uint8_t seen[256] = {0};
+    size_t i = 2, total = 0;
+    while (i + 4 <= size) {
+        if (data[i] != 0xFF) break;
+        uint8_t marker = data[i + 1];
+        if (marker == 0xFF) { i++; continue; }
+        if (marker == 0xDA || marker == 0xD9) break;
+        if ((marker >= 0xD0 && marker <= 0xD7) || marker == 0x01) { i += 2; continue; }
+        size_t length = ((size_t)data[i + 2] << 8) | data[i + 3];
+        if (length < 2) break;
+        if (marker == 0xE2 && length >= 2 + 14 && i + 16 <= size && memcmp(data + i + 4, tag, 12) == 0) {
+            if (length > size - i - 2) { *why = "ICC profile chunk truncated"; return PROFILE_DAMAGED; }
+            int number = data[i + 16], of = data[i + 17];
+            if (number == 0 || of == 0 || number > of || (declared != 0 && of != declared) || seen[number]) {
+                *why = "ICC profile chunks out of sequence";
+                return PROFILE_DAMAGED;
+            }
+            declared = of;
+            seen[number] = 1;
+            offsets[number] = i + 18;
+            lengths[number] = length - 16;
+            total += length - 16;
+            chunks++;
+        }
+        i += 2 + length;
+    }
+    if (chunks == 0) return PROFILE_NONE;
+    if (chunks != declared) { *why = "ICC profile chunks missing"; return PROFILE_DAMAGED; }
+    if (total == 0 || total > ICC_PROFILE_LIMIT) { *why = "ICC profile empty or too large"; return PROFILE_DAMAGED; }
+    uint8_t *bytes = malloc(total);
+    if (bytes == NULL) return PROFILE_NO_MEMORY;
+    size_t at = 0;
+    for (int number = 1; number <= declared; number++) {
+        memcpy(bytes + at, data + offsets[number], lengths[number]);
+        at += lengths[number];
+    }
+    *profile = bytes;
+    *count = total;
+    return PROFILE_FOUND;
+}
+
+static uint32_t read_be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+static uint32_t read_le32(const uint8_t *p) { return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0]; }
+
+// zlib's inflate of `count` bytes into a new buffer of at most ICC_PROFILE_LIMIT bytes.
+static int inflate_profile(const uint8_t *data, size_t count, uint8_t **profile, size_t *out_count, const char **why) {
+    z_stream stream;
+    memset(&stream, 0, sizeof stream);
+    if (inflateInit(&stream) != Z_OK) return PROFILE_NO_MEMORY;
+    size_t capacity = 4096, used = 0;
+    uint8_t *bytes = malloc(capacity);
+    int result = bytes == NULL ? Z_MEM_ERROR : Z_OK;
+    stream.next_in = (Bytef *)data;
+    while (result == Z_OK) {
+        if (used == capacity) {
+            if (capacity >= ICC_PROFILE_LIMIT) { result = Z_BUF_ERROR; break; }   // too large
+            uint8_t *grown = realloc(bytes, capacity * 2);
+            if (grown == NULL) { result = Z_MEM_ERROR; break; }
+            bytes = grown;
+            capacity *= 2;
+        }
+        uInt input = count > UINT_MAX ? UINT_MAX : (uInt)count;
+        stream.avail_in = input;
+        stream.next_out = bytes + used;
+        stream.avail_out = (uInt)(capacity - used);
+        result = inflate(&stream, Z_NO_FLUSH);
+        count -= input - stream.avail_in;
+        used = capacity - stream.avail_out;
+        if (result == Z_BUF_ERROR && used == capacity) result = Z_OK;           // output full: grow
+        else if (result == Z_OK && count == 0 && used < capacity) result = Z_DATA_ERROR;   // input ended early
+    }
+    inflateEnd(&stream);
+    if (result == Z_STREAM_END && used > 0) {
+        *profile = bytes;
+        *out_count = used;
+        return PROFILE_FOUND;
+    }
+    free(bytes);
+    if (result == Z_MEM_ERROR) return PROFILE_NO_MEMORY;
+    *why = capacity >= ICC_PROFILE_LIMIT && used == capacity ? "iCCP profile larger than 16 MB" : "iCCP profile does not inflate";
+    return PROFILE_DAMAGED;
+}
+
+// PNG: the iCCP chunk before the image data (keyword, NUL, compression method 0, a zlib stream).
+// Its CRC is checked (libpng would drop an ancillary chunk whose CRC fails).
+static int png_icc_profile(const uint8_t *data, size_t size, uint8_t **profile, size_t *count, const char **why) {
+    size_t i = 8;
+    while (i + 12 <= size) {
+        uint32_t length = read_be32(data + i);
+        const uint8_t *type = data + i + 4;
+        if (length > 0x7FFFFFFFu || size - i - 12 < length) return PROFILE_NONE;   // libpng says what is wrong
+        if (memcmp(type, "IDAT", 4) == 0 || memcmp(type, "IEND", 4) == 0) return PROFILE_NONE;
+        if (memcmp(type, "iCCP", 4) == 0) {
+            if (!zlib_table_ready(NULL)) { *why = "zlib (libz.so.1) could not be loaded"; return PROFILE_DAMAGED; }
+            if (crc32(crc32(0, NULL, 0), type, length + 4) != read_be32(data + i + 8 + length)) { *why = "iCCP chunk CRC mismatch"; return PROFILE_DAMAGED; }
+            const uint8_t *body = data + i + 8;
+            size_t name = 0;
+            while (name < length && name < 80 && body[name] != 0) name++;
+            if (name == 0 || name >= 80 || name + 2 > length || body[name + 1] != 0) { *why = "iCCP chunk malformed"; return PROFILE_DAMAGED; }
+            return inflate_profile(body + name + 2, length - name - 2, profile, count, why);
+        }
+        i += 12 + (size_t)length;
+    }
+    return PROFILE_NONE;
+}
+
+// PNG bytes without the chunks an applied iCCP profile replaces (gAMA, cHRM, sRGB) and without the
+// iCCP chunk itself, so that libpng's simplified API converts nothing: the profile does it all.
+static uint8_t *png_without_color_chunks(const uint8_t *data, size_t size, size_t *out_size) {
+    uint8_t *copy = malloc(size);
+    if (copy == NULL) return NULL;
+    memcpy(copy, data, 8);
+    size_t i = 8, at = 8;
+    while (i + 12 <= size) {
+        uint32_t length = read_be32(data + i);
+        if (length > 0x7FFFFFFFu || size - i - 12 < length) break;
+        const uint8_t *type = data + i + 4;
+        int drop = memcmp(type, "gAMA", 4) == 0 || memcmp(type, "cHRM", 4) == 0 || memcmp(type, "sRGB", 4) == 0 ||
+                   memcmp(type, "iCCP", 4) == 0;
+        if (!drop) { memcpy(copy + at, data + i, 12 + (size_t)length); at += 12 + (size_t)length; }
+        i += 12 + (size_t)length;
+    }
+    memcpy(copy + at, data + i, size - i);   // whatever is left, as it was (libpng judges it)
+    *out_size = at + size - i;
+    return copy;
+}
+
+// WebP: the ICCP chunk of an extended file (VP8X with its ICC flag).
+static int webp_icc_profile(const uint8_t *data, size_t size, uint8_t **profile, size_t *count, const char **why) {
+    if (size < 30 || memcmp(data + 12, "VP8X", 4) != 0 || (data[20] & 0x20) == 0) return PROFILE_NONE;
+    size_t i = 12;
+    while (i + 8 <= size) {
+        uint32_t length = read_le32(data + i + 4);
+        if (size - i - 8 < length) break;
+        if (memcmp(data + i, "ICCP", 4) == 0) {
+            if (length == 0 || length > ICC_PROFILE_LIMIT) { *why = "ICCP chunk empty or too large"; return PROFILE_DAMAGED; }
+            uint8_t *bytes = malloc(length);
+            if (bytes == NULL) return PROFILE_NO_MEMORY;
+            memcpy(bytes, data + i + 8, length);
+            *profile = bytes;
+            *count = length;
+            return PROFILE_FOUND;
+        }
+        i += 8 + (size_t)length + (length & 1);
+    }
+    *why = "ICC flag set but no complete ICCP chunk";
+    return PROFILE_DAMAGED;
+}
+
+// A conversion to sRGB, ready before the pixels are decoded.
+typedef enum { COLOR_RGB, COLOR_GRAY, COLOR_CMYK, COLOR_CMYK_INVERTED } color_kind;
+typedef struct {
+    void *context;     // cmsContext (its error handler writes into `error`)
+    void *transform;   // cmsHTRANSFORM
+    color_kind kind;
+    char error[IMGC_MESSAGE_CAPACITY];
+} color_conversion;
+
+static void lcms_error(cmsContext context, cmsUInt32Number code, const char *text) {
+    (void)code;
+    color_conversion *conversion = cmsGetContextUserData(context);
+    if (conversion != NULL && conversion->error[0] == 0) copy_message(conversion->error, text);
+}
+
+// 1 when `profile` converts pixels of `kind` to sRGB; else 0, the reason in conversion->error.
+static int color_prepare(const uint8_t *profile, size_t count, color_kind kind, color_conversion *conversion) {
+    memset(conversion, 0, sizeof *conversion);
+    conversion->kind = kind;
+    if (!lcms_table_ready(conversion->error)) return 0;
+    if (count > UINT32_MAX) { copy_message(conversion->error, "profile too large"); return 0; }
+    cmsContext context = cmsCreateContext(NULL, conversion);
+    if (context == NULL) { copy_message(conversion->error, "Little CMS: no memory"); return 0; }
+    conversion->context = context;
+    cmsSetLogErrorHandlerTHR(context, lcms_error);
+    cmsHPROFILE input = cmsOpenProfileFromMemTHR(context, profile, (cmsUInt32Number)count);
+    if (input == NULL) {
+        if (conversion->error[0] == 0) copy_message(conversion->error, "Little CMS refused the profile");
+        return 0;
+    }
+    cmsColorSpaceSignature space = cmsGetColorSpace(input);
+    cmsColorSpaceSignature expected = kind == COLOR_RGB ? cmsSigRgbData : kind == COLOR_GRAY ? cmsSigGrayData : cmsSigCmykData;
+    if (space != expected) {
+        copy_message(conversion->error, kind == COLOR_RGB ? "the profile is not an RGB profile" :
+                     kind == COLOR_GRAY ? "the profile is not a grey profile" : "the profile is not a CMYK profile");
+        cmsCloseProfile(input);
+        return 0;
+    }
+    cmsHPROFILE srgb = cmsCreate_sRGBProfileTHR(context);
+    // Gray: the first byte of each RGBA pixel, three bytes skipped (R = G = B); CMYK: four bytes,
+    // inverted (Adobe) or not. Out: R, G, B and a fourth byte the transform leaves alone.
+    cmsUInt32Number in_format = kind == COLOR_RGB ? TYPE_RGBA_8
+        : kind == COLOR_GRAY ? (COLORSPACE_SH(PT_GRAY) | CHANNELS_SH(1) | BYTES_SH(1) | EXTRA_SH(3))
+        : kind == COLOR_CMYK ? TYPE_CMYK_8 : TYPE_CMYK_8_REV;
+    cmsUInt32Number flags = kind == COLOR_RGB ? cmsFLAGS_COPY_ALPHA : 0;
+    if (srgb != NULL)
+        conversion->transform = cmsCreateTransformTHR(context, input, in_format, srgb, TYPE_RGBA_8, INTENT_PERCEPTUAL, flags);
+    cmsCloseProfile(input);
+    if (srgb != NULL) cmsCloseProfile(srgb);
+    if (conversion->transform == NULL) {
+        if (conversion->error[0] == 0) copy_message(conversion->error, "Little CMS could not convert from the profile");
+        return 0;
+    }
+    return 1;
+}
+
+// Converts the pixels in place, row by row through a scratch row. Alpha is kept (RGB, grey); a
+// CMYK pixel's fourth byte (K) becomes 255.
+static int color_apply(color_conversion *conversion, uint8_t *pixels, int width, int height, size_t stride) {
+    uint8_t *row = malloc((size_t)width * 4);
+    if (row == NULL) return 0;
+    for (int y = 0; y < height; y++) {
+        uint8_t *p = pixels + (size_t)y * stride;
+        cmsDoTransform(conversion->transform, p, row, (cmsUInt32Number)width);
+        if (conversion->kind == COLOR_RGB) {
+            memcpy(p, row, (size_t)width * 4);
+        } else {
+            for (int x = 0; x < width; x++) {
+                p[4 * x] = row[4 * x];
+                p[4 * x + 1] = row[4 * x + 1];
+                p[4 * x + 2] = row[4 * x + 2];
+                if (conversion->kind != COLOR_GRAY) p[4 * x + 3] = 255;
+            }
+        }
+    }
+    free(row);
+    return 1;
+}
+
+static void color_release(color_conversion *conversion) {
+    if (conversion->transform != NULL) cmsDeleteTransform(conversion->transform);
+    if (conversion->context != NULL) cmsDeleteContext(conversion->context);
+    conversion->transform = NULL;
+    conversion->context = NULL;
+}
+
+// The outcome of looking for a profile and preparing its conversion (before any pixel is decoded).
+typedef struct {
+    int converting;                  // 1: `conversion` is ready
+    imgc_profile outcome;            // what to report
+    char reason[IMGC_MESSAGE_CAPACITY];
+    color_conversion conversion;
+} color_plan;
+
+// Looks for a profile with `find` (when the options ask for it) and prepares its conversion from
+// pixels of `kind`. IMGC_NO_MEMORY when a buffer could not be allocated; otherwise IMGC_OK, the plan
+// says whether to convert and what to report.
+static imgc_status color_plan_make(color_plan *plan, int options, const uint8_t *data, size_t size,
+                                   int (*find)(const uint8_t *, size_t, uint8_t **, size_t *, const char **), color_kind kind) {
+    memset(plan, 0, sizeof *plan);
+    plan->outcome = IMGC_PROFILE_NONE;
+    if ((options & IMGC_DECODE_COLOR_PROFILE) == 0) return IMGC_OK;
+    uint8_t *profile = NULL;
+    size_t count = 0;
+    const char *why = NULL;
+    int found = find(data, size, &profile, &count, &why);
+    if (found == PROFILE_NO_MEMORY) return IMGC_NO_MEMORY;
+    if (found == PROFILE_NONE) return IMGC_OK;
+    plan->outcome = IMGC_PROFILE_IGNORED;
+    if (found == PROFILE_DAMAGED) { copy_message(plan->reason, why); return IMGC_OK; }
+    if (color_prepare(profile, count, kind, &plan->conversion)) {
+        plan->converting = 1;
+        plan->outcome = IMGC_PROFILE_APPLIED;
+    } else {
+        copy_message(plan->reason, plan->conversion.error);
+        color_release(&plan->conversion);
+    }
+    free(profile);
+    return IMGC_OK;
+}
+
+// Applies the plan to decoded pixels, reports its outcome (the reason in `message` when the profile
+// was ignored) and releases it.
+static imgc_status color_plan_finish(color_plan *plan, uint8_t *pixels, int width, int height, size_t stride,
+                                     imgc_profile *outcome, char *message) {
+    imgc_status status = IMGC_OK;
+    if (plan->converting && !color_apply(&plan->conversion, pixels, width, height, stride)) status = IMGC_NO_MEMORY;
+    color_release(&plan->conversion);
+    if (outcome != NULL) *outcome = plan->outcome;
+    if (plan->outcome == IMGC_PROFILE_IGNORED) copy_message(message, plan->reason);
+    return status;
+}
+
 // MARK: - JPEG (TurboJPEG: libjpeg's setjmp is inside the library)
 
 imgc_status imgc_jpeg_info(const uint8_t *data, size_t size, int *width, int *height, char *message) {
@@ -252,8 +561,9 @@ static void cmyk_to_rgba(uint8_t *pixels, int width, int height, size_t stride, 
     }
 }
 
-imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int height,
-                             uint8_t *pixels, size_t stride, size_t capacity, char *message) {
+imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
+                             size_t capacity, int options, imgc_profile *profile, char *message) {
+    if (profile != NULL) *profile = IMGC_PROFILE_NONE;
     if (!jpeg_table_ready(message)) return IMGC_UNSUPPORTED;
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     if (size > ULONG_MAX) { copy_message(message, "too many bytes"); return IMGC_BAD_ARGUMENT; }
@@ -264,6 +574,15 @@ imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int he
     int cmyk = result == 0 && (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK);
     int adobe = 0, progressive = 0;
     jpeg_markers(data, size, &adobe, &progressive);
+    color_plan plan;
+    memset(&plan, 0, sizeof plan);
+    if (result == 0) {
+        color_kind kind = cmyk ? (adobe ? COLOR_CMYK_INVERTED : COLOR_CMYK) : colorspace == TJCS_GRAY ? COLOR_GRAY : COLOR_RGB;
+        if (color_plan_make(&plan, options, data, size, jpeg_icc_profile, kind) != IMGC_OK) {
+            tjDestroy(handle);
+            return IMGC_NO_MEMORY;
+        }
+    }
     if (result == 0) {
         // No TJFLAG_STOPONWARNING: a warning is judged below. More than 500 scans stays an error.
         result = tjDecompress2(handle, data, (unsigned long)size, pixels, width, (int)stride, height,
@@ -273,9 +592,10 @@ imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int he
     }
     if (result != 0) copy_message(message, tjGetErrorStr2(handle));
     tjDestroy(handle);
-    if (result != 0) return IMGC_CORRUPT;
-    if (cmyk) cmyk_to_rgba(pixels, width, height, stride, adobe);
-    return IMGC_OK;
+    if (result != 0) { color_release(&plan.conversion); return IMGC_CORRUPT; }
+    // CMYK: through its profile when it has one, else the naive formula.
+    if (cmyk && !plan.converting) cmyk_to_rgba(pixels, width, height, stride, adobe);
+    return color_plan_finish(&plan, pixels, width, height, stride, profile, message);
 }
 
 imgc_status imgc_jpeg_encode(const uint8_t *pixels, int width, int height, size_t stride, int quality,
@@ -293,8 +613,9 @@ imgc_status imgc_jpeg_encode_with(const uint8_t *pixels, int width, int height, 
     unsigned long jpeg_size = 0;
     int cmyk = (options & IMGC_JPEG_CMYK) != 0;
     int flags = (options & IMGC_JPEG_PROGRESSIVE) ? TJFLAG_PROGRESSIVE : 0;
+    int subsampling = cmyk ? TJSAMP_444 : (options & IMGC_JPEG_GRAY) ? TJSAMP_GRAY : TJSAMP_420;
     int result = tjCompress2(handle, pixels, width, (int)stride, height, cmyk ? TJPF_CMYK : TJPF_RGBA, &jpeg, &jpeg_size,
-                             cmyk ? TJSAMP_444 : TJSAMP_420, quality, flags);
+                             subsampling, quality, flags);
     imgc_status status = IMGC_CORRUPT;
     if (result == 0) status = copy_out(jpeg, jpeg_size, output, count);
     else copy_message(message, tjGetErrorStr2(handle));
@@ -332,8 +653,9 @@ imgc_status imgc_png_info(const uint8_t *data, size_t size, int *width, int *hei
     return IMGC_OK;
 }
 
-imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int height,
-                            uint8_t *pixels, size_t stride, size_t capacity, char *message) {
+imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
+                            size_t capacity, int options, imgc_profile *profile, char *message) {
+    if (profile != NULL) *profile = IMGC_PROFILE_NONE;
     if (!png_table_ready(message)) return IMGC_UNSUPPORTED;
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     png_image image;
@@ -344,14 +666,33 @@ imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int hei
         copy_message(message, "dimensions changed");
         return IMGC_BAD_ARGUMENT;
     }
-    image.format = PNG_FORMAT_RGBA;
-    if (!png_image_finish_read(&image, NULL, pixels, (png_int_32)stride, NULL)) {
-        copy_message(message, image.message);
+    color_plan plan;
+    color_kind kind = (image.format & PNG_FORMAT_FLAG_COLOR) ? COLOR_RGB : COLOR_GRAY;
+    if (color_plan_make(&plan, options, data, size, png_icc_profile, kind) != IMGC_OK) {
         png_image_free(&image);
-        return IMGC_CORRUPT;
+        return IMGC_NO_MEMORY;
     }
+    // With a profile to apply, libpng reads the file without its gAMA, cHRM, sRGB and iCCP chunks
+    // (the profile replaces them, as the PNG specification says): nothing is converted twice.
+    uint8_t *stripped = NULL;
+    if (plan.converting) {
+        size_t stripped_size = 0;
+        png_image_free(&image);
+        stripped = png_without_color_chunks(data, size, &stripped_size);
+        if (stripped == NULL) { color_release(&plan.conversion); return IMGC_NO_MEMORY; }
+        status = png_begin(&image, stripped, stripped_size, message);
+        if (status != IMGC_OK) { free(stripped); color_release(&plan.conversion); return status; }
+    }
+    image.format = PNG_FORMAT_RGBA;
+    // A 16-bit file without gAMA or sRGB holds sRGB values, as browsers take them (libpng's
+    // simplified API would otherwise take them as linear and brighten them).
+    image.flags |= PNG_IMAGE_FLAG_16BIT_sRGB;
+    int read = png_image_finish_read(&image, NULL, pixels, (png_int_32)stride, NULL);
+    if (!read) copy_message(message, image.message);
     png_image_free(&image);
-    return IMGC_OK;
+    free(stripped);
+    if (!read) { color_release(&plan.conversion); return IMGC_CORRUPT; }
+    return color_plan_finish(&plan, pixels, width, height, stride, profile, message);
 }
 
 imgc_status imgc_png_encode(const uint8_t *pixels, int width, int height, size_t stride,
@@ -401,7 +742,8 @@ static const char *webp_status_text(VP8StatusCode status) {
     }
 }
 
-imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *animated, char *message) {
+imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *animated, int *alpha,
+                           char *message) {
     if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
     WebPBitstreamFeatures features;
     VP8StatusCode status = WebPGetFeatures(data, size, &features);
@@ -409,6 +751,7 @@ imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *he
     *width = features.width;
     *height = features.height;
     *animated = features.has_animation ? 1 : 0;
+    *alpha = features.has_alpha ? 1 : 0;
     return IMGC_OK;
 }
 
@@ -444,10 +787,9 @@ static imgc_status webp_first_frame(const uint8_t *data, size_t size, int width,
     return status;
 }
 
-imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int height,
-                             uint8_t *pixels, size_t stride, size_t capacity, char *message) {
-    if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
-    if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
+// Decodes a still or animated WebP (before its profile is applied).
+static imgc_status webp_decode_pixels(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels,
+                                      size_t stride, size_t capacity, char *message) {
     WebPDecoderConfig config;
     if (!WebPInitDecoderConfig(&config)) { copy_message(message, "libwebp version mismatch"); return IMGC_BAD_ARGUMENT; }
     VP8StatusCode status = WebPGetFeatures(data, size, &config.input);
@@ -470,6 +812,18 @@ imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int he
         return status == VP8_STATUS_OUT_OF_MEMORY ? IMGC_NO_MEMORY : IMGC_CORRUPT;
     }
     return IMGC_OK;
+}
+
+imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
+                             size_t capacity, int options, imgc_profile *profile, char *message) {
+    if (profile != NULL) *profile = IMGC_PROFILE_NONE;
+    if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
+    color_plan plan;
+    if (color_plan_make(&plan, options, data, size, webp_icc_profile, COLOR_RGB) != IMGC_OK) return IMGC_NO_MEMORY;
+    imgc_status status = webp_decode_pixels(data, size, width, height, pixels, stride, capacity, message);
+    if (status != IMGC_OK) { color_release(&plan.conversion); return status; }
+    return color_plan_finish(&plan, pixels, width, height, stride, profile, message);
 }
 
 imgc_status imgc_webp_encode(const uint8_t *pixels, int width, int height, size_t stride, int quality,
@@ -579,8 +933,10 @@ static imgc_status gif_frame(GifFileType *gif, int transparent, int width, int h
     return IMGC_OK;
 }
 
-imgc_status imgc_gif_decode(const uint8_t *data, size_t size, int width, int height,
-                            uint8_t *pixels, size_t stride, size_t capacity, char *message) {
+imgc_status imgc_gif_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
+                            size_t capacity, int options, imgc_profile *profile, char *message) {
+    (void)options;   // GIF has no standard colour profile: its colours are taken as sRGB
+    if (profile != NULL) *profile = IMGC_PROFILE_NONE;
     if (!gif_table_ready(message)) return IMGC_UNSUPPORTED;
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     gif_reader reader = {data, size, 0};
@@ -687,72 +1043,135 @@ imgc_status imgc_gif_encode(const uint8_t *pixels, int width, int height, size_t
     return IMGC_OK;
 }
 
-// MARK: - Resampling (pixman)
+// MARK: - Resampling: an exact area average
 
-static int premultiply(uint8_t *pixels, int width, int height, size_t stride) {
-    int opaque = 1;
-    for (int y = 0; y < height; y++) {
-        uint8_t *p = pixels + (size_t)y * stride;
-        for (int x = 0; x < width; x++, p += 4) {
-            unsigned a = p[3];
-            if (a == 255) continue;
-            opaque = 0;
-            p[0] = (uint8_t)((p[0] * a + 127) / 255);
-            p[1] = (uint8_t)((p[1] * a + 127) / 255);
-            p[2] = (uint8_t)((p[2] * a + 127) / 255);
-        }
-    }
-    return opaque;
+// Where one output pixel (column or row) falls on the source, along one side. The source has n
+// pixels, each covering `denominator` pixels of an image `extent` pixels long (a JPEG decoded at
+// 1/2, 1/4 or 1/8; the last one covers what is left), or one each (denominator 1, extent n); the
+// output has m. In units of 1/m of an image pixel, divided by their common divisor: source pixel
+// i covers [i·unit, min((i+1)·unit, end)), output pixel o covers [o·span, (o+1)·span), starting
+// inside source pixel `first` and ending inside `last`. Every source pixel strictly between them
+// lies wholly inside and weighs `unit`; `first` and `last` weigh what they overlap (when they are
+// one pixel, the whole span). The weights of an output pixel add up to `span` exactly: integers,
+// nothing lost at any ratio.
+typedef struct {
+    size_t first, last;
+    uint64_t first_weight, last_weight;
+} resample_span;
+
+static uint64_t gcd64(uint64_t a, uint64_t b) {
+    while (b != 0) { uint64_t t = a % b; a = b; b = t; }
+    return a;
 }
 
-static void unpremultiply(uint8_t *pixels, int width, int height, size_t stride) {
-    for (int y = 0; y < height; y++) {
-        uint8_t *p = pixels + (size_t)y * stride;
-        for (int x = 0; x < width; x++, p += 4) {
-            unsigned a = p[3];
-            if (a == 255) continue;
-            if (a == 0) { p[0] = p[1] = p[2] = 0; continue; }
-            for (int c = 0; c < 3; c++) {
-                unsigned v = (p[c] * 255u + a / 2) / a;
-                p[c] = (uint8_t)(v > 255 ? 255 : v);
+static void resample_spans(size_t n, size_t m, size_t extent, size_t denominator, resample_span *spans,
+                           uint64_t *unit, uint64_t *span) {
+    // n, m < 2^28 and extent <= 8n (imgc_resample checks): every product below is under 2^62.
+    uint64_t g = gcd64(extent, (uint64_t)m * denominator);
+    *unit = (uint64_t)m * denominator / g;
+    *span = extent / g;
+    for (size_t o = 0; o < m; o++) {
+        uint64_t start = o * *span, end = (o + 1) * *span;
+        resample_span *s = &spans[o];
+        s->first = (size_t)(start / *unit);
+        s->last = (size_t)((end - 1) / *unit);
+        if (s->last >= n) s->last = n - 1;   // cannot happen when extent <= n·denominator
+        if (s->first > s->last) s->first = s->last;
+        if (s->first == s->last) {
+            s->first_weight = *span;
+            s->last_weight = 0;
+        } else {
+            s->first_weight = (s->first + 1) * *unit - start;
+            s->last_weight = end - s->last * *unit;
+        }
+    }
+}
+
+// One source row reduced to the output's width: for each output column, the sums of its source
+// pixels' premultiplied channels (R·A, G·A, B·A and A) times their horizontal weights.
+static void resample_row(const uint8_t *row, const resample_span *spans, int width, uint64_t unit, uint64_t *sums) {
+    for (int o = 0; o < width; o++, sums += 4) {
+        const resample_span *s = &spans[o];
+        const uint8_t *p = row + s->first * 4;
+        uint64_t a = p[3], w = s->first_weight;
+        uint64_t r = p[0] * a * w, g = p[1] * a * w, b = p[2] * a * w;
+        a *= w;
+        if (s->last != s->first) {
+            // The pixels wholly inside: summed, then weighed once.
+            uint64_t ir = 0, ig = 0, ib = 0, ia = 0;
+            const uint8_t *end = row + s->last * 4;
+            for (p += 4; p < end; p += 4) {
+                uint32_t pa = p[3];
+                ir += p[0] * pa;
+                ig += p[1] * pa;
+                ib += p[2] * pa;
+                ia += pa;
             }
+            uint64_t la = end[3], lw = s->last_weight;
+            r += ir * unit + end[0] * la * lw;
+            g += ig * unit + end[1] * la * lw;
+            b += ib * unit + end[2] * la * lw;
+            a += ia * unit + la * lw;
         }
+        sums[0] = r;
+        sums[1] = g;
+        sums[2] = b;
+        sums[3] = a;
     }
 }
 
-imgc_status imgc_resample(uint8_t *source, int source_width, int source_height, size_t source_stride,
-                          uint8_t *destination, int width, int height, size_t stride) {
+imgc_status imgc_resample(const uint8_t *source, int source_width, int source_height, size_t source_stride,
+                          size_t source_capacity, int extent_width, int extent_height, int denominator,
+                          uint8_t *destination, int width, int height, size_t stride, size_t capacity) {
+    if (source == NULL || destination == NULL) return IMGC_BAD_ARGUMENT;
     if (source_width <= 0 || source_height <= 0 || width <= 0 || height <= 0) return IMGC_BAD_ARGUMENT;
-    if (source_stride > INT_MAX || stride > INT_MAX || source_stride % 4 || stride % 4) return IMGC_BAD_ARGUMENT;
-    if ((uintptr_t)source % 4 || (uintptr_t)destination % 4) return IMGC_BAD_ARGUMENT;
-    if (!pixman_table_ready(NULL)) return IMGC_UNSUPPORTED;
-    int opaque = premultiply(source, source_width, source_height, source_stride);
-    pixman_image_t *from = pixman_image_create_bits(PIXMAN_a8b8g8r8, source_width, source_height,
-                                                    (uint32_t *)source, (int)source_stride);
-    pixman_image_t *to = pixman_image_create_bits(PIXMAN_a8b8g8r8, width, height, (uint32_t *)destination, (int)stride);
-    if (from == NULL || to == NULL) {
-        if (from) pixman_image_unref(from);
-        if (to) pixman_image_unref(to);
+    if (!fits(source_width, source_height, source_stride, source_capacity, NULL)) return IMGC_BAD_ARGUMENT;
+    if (!fits(width, height, stride, capacity, NULL)) return IMGC_BAD_ARGUMENT;
+    // The source pixels must cover the image, the last row and column at least partly.
+    if (denominator < 1 || denominator > 8 || extent_width <= 0 || extent_height <= 0 ||
+        (long long)source_width * denominator < extent_width || (long long)(source_width - 1) * denominator >= extent_width ||
+        (long long)source_height * denominator < extent_height || (long long)(source_height - 1) * denominator >= extent_height)
+        return IMGC_BAD_ARGUMENT;
+    // The sums reach (source pixels) × 8² × 255 × 255 × 3 at most: below 2^64 for any image that
+    // fits in memory; refused above 2^40 pixels, or a side of 2^28, rather than trusted.
+    if ((uint64_t)source_width * (uint64_t)source_height > (1ULL << 40)) return IMGC_BAD_ARGUMENT;
+    if (source_width >= (1 << 28) || source_height >= (1 << 28) || width >= (1 << 28) || height >= (1 << 28))
+        return IMGC_BAD_ARGUMENT;
+    resample_span *columns = malloc(sizeof *columns * (size_t)width);
+    resample_span *rows = malloc(sizeof *rows * (size_t)height);
+    uint64_t *reduced = malloc(sizeof *reduced * 4 * (size_t)width);   // the last source row reduced
+    uint64_t *sums = malloc(sizeof *sums * 4 * (size_t)width);         // the output row being summed
+    if (columns == NULL || rows == NULL || reduced == NULL || sums == NULL) {
+        free(columns); free(rows); free(reduced); free(sums);
         return IMGC_NO_MEMORY;
     }
-    double sx = (double)source_width / width, sy = (double)source_height / height;
-    pixman_transform_t transform;
-    pixman_transform_init_scale(&transform, pixman_double_to_fixed(sx), pixman_double_to_fixed(sy));
-    pixman_image_set_transform(from, &transform);
-    int count = 0;
-    pixman_fixed_t *parameters = pixman_filter_create_separable_convolution(
-        &count, pixman_double_to_fixed(sx > 1 ? sx : 1), pixman_double_to_fixed(sy > 1 ? sy : 1),
-        PIXMAN_KERNEL_BOX, PIXMAN_KERNEL_BOX, PIXMAN_KERNEL_BOX, PIXMAN_KERNEL_BOX, 2, 2);
-    imgc_status status = IMGC_NO_MEMORY;
-    if (parameters != NULL) {
-        pixman_image_set_filter(from, PIXMAN_FILTER_SEPARABLE_CONVOLUTION, parameters, count);
-        free(parameters);
-        pixman_image_set_repeat(from, PIXMAN_REPEAT_PAD);
-        pixman_image_composite32(PIXMAN_OP_SRC, from, NULL, to, 0, 0, 0, 0, 0, 0, width, height);
-        status = IMGC_OK;
+    uint64_t unit_x, span_x, unit_y, span_y;
+    resample_spans((size_t)source_width, (size_t)width, (size_t)extent_width, (size_t)denominator, columns, &unit_x, &span_x);
+    resample_spans((size_t)source_height, (size_t)height, (size_t)extent_height, (size_t)denominator, rows, &unit_y, &span_y);
+    uint64_t area = span_x * span_y;   // the weights of one output pixel, added up
+    size_t reduced_row = SIZE_MAX;
+    for (int oy = 0; oy < height; oy++) {
+        const resample_span *s = &rows[oy];
+        memset(sums, 0, sizeof *sums * 4 * (size_t)width);
+        for (size_t y = s->first; y <= s->last; y++) {
+            // A row on the border of two output rows is reduced once, for both.
+            if (y != reduced_row) {
+                resample_row(source + y * source_stride, columns, width, unit_x, reduced);
+                reduced_row = y;
+            }
+            uint64_t w = y == s->first ? s->first_weight : y == s->last ? s->last_weight : unit_y;
+            for (size_t i = 0; i < 4 * (size_t)width; i++) sums[i] += reduced[i] * w;
+        }
+        // Straight alpha out: each colour is its premultiplied sum over the alpha sum, rounded.
+        uint8_t *out = destination + (size_t)oy * stride;
+        for (int ox = 0; ox < width; ox++, out += 4) {
+            const uint64_t *p = sums + 4 * (size_t)ox;
+            uint64_t alpha = p[3];
+            if (alpha == 0) { out[0] = out[1] = out[2] = out[3] = 0; continue; }
+            for (int c = 0; c < 3; c++) out[c] = (uint8_t)((2 * p[c] + alpha) / (2 * alpha));
+            out[3] = (uint8_t)((2 * alpha + area) / (2 * area));
+        }
     }
-    pixman_image_unref(from);
-    pixman_image_unref(to);
-    if (status == IMGC_OK && !opaque) unpremultiply(destination, width, height, stride);
-    return status;
+    free(columns); free(rows); free(reduced); free(sums);
+    return IMGC_OK;
 }

@@ -79,6 +79,26 @@ struct SizeOptionTests {
         #expect(lines.count == 2 && lines[0].hasPrefix("x: load original from network") && lines[1].hasPrefix("usage: "), "\(result.stdout)")
     }
 
+    /// Issue 16: a flat, opaque 2000 × 2000 grey (128) PNG shrunk a lot came out 127 with alpha
+    /// 253 (40 × 40), 155 (10 × 10) and transparent black (5, 4 and 2). Every size stays flat grey.
+    @Test func aFlatGreyStaysFlatGreyAtEverySize() async throws {
+        let grey = [UInt32](repeating: UInt32(littleEndian: 0xFF80_8080), count: 2_000 * 2_000).withUnsafeBytes { Array($0) }
+        let png = try PNGEncoder().encode(DecodedImage(width: 2_000, height: 2_000, bytesPerRow: 8_000, pixels: grey))
+        let server = try TestHTTPServer(routes: ["/grey.png": .ok(png)])
+        let item = try cli.home.write(#"{"id": "g", "original": "\#(server.url("/grey.png"))"}"#, to: "grey.json")
+        for side in [40, 10, 5, 4, 2] {
+            let target = cli.home.file("grey-\(side).png")
+            let result = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cli.home.file("cache"),
+                                            "--size", "\(side)x\(side)", "--output", target])
+            #expect(result.status == 0, "\(result.stderr)")
+            let image = try ImageDecoder().decode(try [UInt8](Data(contentsOf: URL(fileURLWithPath: target))))
+            #expect(image.width == side && image.height == side)
+            let wrong = stride(from: 0, to: image.pixels.count, by: 4).first { Array(image.pixels[$0..<$0 + 4]) != [128, 128, 128, 255] }
+            #expect(wrong == nil, "\(side)x\(side): \(wrong.map { Array(image.pixels[$0..<$0 + 4]) } ?? [])")
+        }
+        #expect(server.hits("/grey.png") == 1)
+    }
+
     @Test(arguments: [["--fetch", "--size", "0x10"], ["--fetch", "--size", "70000x10"], ["--fetch", "--size", "abc"], ["--fetch", "--size", "10x"]])
     func badSizesAreUsageErrors(_ extra: [String]) async throws {
         let result = try await cli.run(["--network", "wifi", "--item", try item("/o.jpg"), "--cache-dir", cli.home.file("cache")] + extra)

@@ -1,11 +1,12 @@
 import ArgumentParser
+import Decoding
 import Foundation
 import Testing
 import TestSupport
 @testable import cli
 
 /// What a run of the command loads (docs/startup.md): a decision loads neither libcurl, libsystemd,
-/// Foundation's internationalization and ICU nor the image codecs and pixman (`--size` loads those:
+/// Foundation's internationalization and ICU nor the image codecs and Little CMS (`--size` loads those:
 /// SizeOptionTests); `--fetch` loads libcurl only when it transfers;
 /// without libcurl, a fetch fails in one line. Read from the dynamic loader itself
 /// (`LD_DEBUG=libs` lists every shared library it initialises), so that linking one of them
@@ -39,8 +40,8 @@ struct StartupTests {
 
     static let fetchOnly = ["libcurl", "libssl", "libcrypto", "libnghttp2", "libssh", "libgssapi", "libldap", "librtmp"]
     static let internationalization = ["libFoundation.so", "libFoundationInternationalization", "lib_FoundationICU", "libicu"]
-    /// The image codecs and pixman, the resampler: each loaded at its first use (CImageCodecs).
-    static let codecs = ["libturbojpeg", "libpng16", "libwebp", "libgif", "libpixman"]
+    /// The image codecs and Little CMS: each loaded at its first use (CImageCodecs).
+    static let codecs = ["libturbojpeg", "libpng16", "libwebp", "libgif", "liblcms2"]
 
     @Test func aDecisionLoadsNeitherLibcurlNorLibsystemdNorICUNorTheCodecs() async throws {
         let item = try cli.home.write(#"{"id": "x", "original": "https://images.example.com/x.jpg"}"#, to: "item.json")
@@ -66,6 +67,23 @@ struct StartupTests {
         #expect(second.stdout.hasPrefix("x: show-cached original from disk, 3000 bytes"))
         #expect(Self.loaded(Self.fetchOnly, in: loadedSecond) == [])
         #expect(server.hits("/o.png") == 1)
+    }
+
+    /// Little CMS is loaded by the first image with an embedded colour profile, never for one
+    /// without: `--size` of an untagged PNG loads the codecs but not liblcms2; the same PNG with a
+    /// Display P3 profile loads it.
+    @Test func littleCMSIsLoadedOnlyForAnImageWithAColourProfile() async throws {
+        let plain = try PNGEncoder().encode(DecodedImage(width: 16, height: 16, bytesPerRow: 64, pixels: [UInt8](repeating: 200, count: 16 * 16 * 4)))
+        let profile = [UInt8](try Data(contentsOf: URL(fileURLWithPath: PackagePaths.root + "/Tests/DecodingFixtures/display-p3-lcms.icc")))
+        let server = try TestHTTPServer(routes: ["/plain.png": .ok(plain), "/p3.png": .ok(PNGChunks.inserting(PNGChunks.iccp(profile), into: plain))])
+        for (path, expected) in [("/plain.png", [String]()), ("/p3.png", ["liblcms2.so.2"])] {
+            let item = try cli.home.write(#"{"id": "x", "original": "\#(server.url(path))"}"#, to: "item.json")
+            let (result, libraries) = try await runListingLibraries(["--network", "wifi", "--item", item, "--fetch", "--cache-dir",
+                                                                     cli.home.file("cache"), "--size", "8x8"])
+            #expect(result.status == 0, "\(result.stderr.suffix(500))")
+            #expect(Self.loaded(["libpng16"], in: libraries) == ["libpng16.so.16"], "\(path): the codec is loaded")
+            #expect(Self.loaded(["liblcms2"], in: libraries) == expected, "\(path)")
+        }
     }
 
     /// `IMGPOLICY_LIBCURL` names the file loaded instead of libcurl.so.4: for this test only.

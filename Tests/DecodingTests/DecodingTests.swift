@@ -31,7 +31,7 @@ import Fetch
     /// Each format downsampled to fit a box, against an exact area-average of the source.
     @Test(arguments: [
         ("jpeg", 400, 300, 100, 100, 100, 75),   // TurboJPEG decodes at 1/4: exactly 100x75
-        ("jpeg", 400, 300, 150, 150, 150, 113),  // 1/2 then pixman
+        ("jpeg", 400, 300, 150, 150, 150, 113),  // 1/2 then the area average
         ("png", 400, 300, 100, 100, 100, 75),
         ("png", 300, 400, 70, 1000, 70, 93),
         ("webp", 400, 300, 100, 100, 100, 75),   // libwebp scales while decoding

@@ -16,16 +16,26 @@ enum ImageCodec: String, Sendable, CaseIterable {
         return nil
     }
 
-    /// The declared width and height (of an animation: its canvas), and whether it is an animation
-    /// (a WebP's; its first frame is decoded, at the canvas size).
-    func info(_ bytes: UnsafeBufferPointer<UInt8>) throws(DecodingError) -> (width: Int, height: Int, isAnimated: Bool) {
-        var width: CInt = 0, height: CInt = 0, animated: CInt = 0
+    /// What a file's header declares.
+    struct Header {
+        /// The declared width and height (of an animation: its canvas).
+        var width: Int, height: Int
+        /// A WebP animation (its first frame is decoded, at the canvas size).
+        var isAnimated = false
+        /// A WebP with an alpha channel (decoded at full size, then resampled: libwebp's own
+        /// scaling does not average alpha exactly).
+        var hasAlpha = false
+    }
+
+    /// The header's facts.
+    func info(_ bytes: UnsafeBufferPointer<UInt8>) throws(DecodingError) -> Header {
+        var width: CInt = 0, height: CInt = 0, animated: CInt = 0, alpha: CInt = 0
         var message = [CChar](repeating: 0, count: Int(IMGC_MESSAGE_CAPACITY))
         let status = message.withUnsafeMutableBufferPointer { text in
             switch self {
             case .jpeg: imgc_jpeg_info(bytes.baseAddress, bytes.count, &width, &height, text.baseAddress)
             case .png: imgc_png_info(bytes.baseAddress, bytes.count, &width, &height, text.baseAddress)
-            case .webp: imgc_webp_info(bytes.baseAddress, bytes.count, &width, &height, &animated, text.baseAddress)
+            case .webp: imgc_webp_info(bytes.baseAddress, bytes.count, &width, &height, &animated, &alpha, text.baseAddress)
             case .gif: imgc_gif_info(bytes.baseAddress, bytes.count, &width, &height, text.baseAddress)
             }
         }
@@ -33,35 +43,65 @@ enum ImageCodec: String, Sendable, CaseIterable {
         guard width > 0, height > 0 else {
             throw DecodingError(kind: .corrupt, format: rawValue, detail: "declared size \(width)x\(height)")
         }
-        return (Int(width), Int(height), animated != 0)
+        return Header(width: Int(width), height: Int(height), isAnimated: animated != 0, hasAlpha: alpha != 0)
+    }
+
+    /// What became of an embedded colour profile.
+    enum ProfileOutcome: Equatable {
+        /// None in the file (or not asked for): the values are taken as sRGB.
+        case none
+        /// Converted from the profile to sRGB.
+        case applied
+        /// A profile that could not be applied, and why: the pixels are as without it.
+        case ignored(String)
     }
 
     /// Decodes into a new buffer of `width` × `height` RGBA8 pixels (the declared size, or for
-    /// JPEG a TurboJPEG scaled size, for a still WebP any size).
-    func decode(_ bytes: UnsafeBufferPointer<UInt8>, width: Int, height: Int) throws(DecodingError) -> [UInt8] {
+    /// JPEG a TurboJPEG scaled size, for a still WebP any size), converting an embedded ICC
+    /// profile to sRGB when `colorProfiles` is true.
+    func decode(_ bytes: UnsafeBufferPointer<UInt8>, width: Int, height: Int,
+                colorProfiles: Bool) throws(DecodingError) -> (pixels: [UInt8], profile: ProfileOutcome) {
         let stride = width * 4
         var message = [CChar](repeating: 0, count: Int(IMGC_MESSAGE_CAPACITY))
         var status = IMGC_OK
-        let w = CInt(width), h = CInt(height)
+        var profile = IMGC_PROFILE_NONE
+        let w = CInt(width), h = CInt(height), options = colorProfiles ? CInt(IMGC_DECODE_COLOR_PROFILE) : 0
         let pixels = [UInt8](unsafeUninitializedCapacity: stride * height) { buffer, count in
             status = message.withUnsafeMutableBufferPointer { text in
                 switch self {
-                case .jpeg: imgc_jpeg_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, text.baseAddress)
-                case .png: imgc_png_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, text.baseAddress)
-                case .webp: imgc_webp_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, text.baseAddress)
-                case .gif: imgc_gif_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, text.baseAddress)
+                case .jpeg: imgc_jpeg_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, options, &profile, text.baseAddress)
+                case .png: imgc_png_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, options, &profile, text.baseAddress)
+                case .webp: imgc_webp_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, options, &profile, text.baseAddress)
+                case .gif: imgc_gif_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, options, &profile, text.baseAddress)
                 }
             }
             if status != IMGC_OK { buffer.initialize(repeating: 0) }
             count = buffer.count
         }
         try check(status, message)
-        return pixels
+        let outcome: ProfileOutcome = switch profile {
+        case IMGC_PROFILE_APPLIED: .applied
+        case IMGC_PROFILE_IGNORED: .ignored(Self.printable(message))
+        default: .none
+        }
+        return (pixels, outcome)
+    }
+
+    /// A C message as printable ASCII: Little CMS may quote a profile's bytes (a tag signature),
+    /// which must never reach a terminal raw; anything else becomes `?`.
+    static func printable(_ message: [CChar]) -> String {
+        String(decoding: message.prefix { $0 != 0 }.map { (0x20..<0x7F).contains(UInt8(bitPattern: $0)) ? UInt8(bitPattern: $0) : 0x3F },
+               as: UTF8.self)
+    }
+
+    /// A C message as text; bytes that are not UTF-8 are replaced.
+    static func text(_ message: [CChar]) -> String {
+        String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private func check(_ status: imgc_status, _ message: [CChar]) throws(DecodingError) {
         guard status != IMGC_OK else { return }
-        let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let text = Self.text(message)
         let kind: DecodingError.Kind = switch status {
         case IMGC_NO_MEMORY: .outOfMemory
         case IMGC_UNSUPPORTED: .unsupportedFeature

@@ -1,12 +1,16 @@
 import CImageCodecs
+import Logging
 
 /// Decodes JPEG, PNG, WebP and GIF (first frame) bytes to RGBA8 pixels at a requested size.
 ///
 /// The declared size is read first and checked against `Configuration.pixelLimit` before any
 /// pixel is decoded. The decoders shrink while decoding where they can (TurboJPEG by 1/2, 1/4,
-/// 1/8; libwebp to any size); pixman's separable convolution (area averaging) does the rest. A
-/// JPEG's EXIF orientation is applied. Never upscales. Synchronous and thread-safe: call it from
-/// any thread (``DecodingQueue`` runs it off the caller's thread).
+/// 1/8; libwebp to any size, for an opaque still image); an exact area average does the rest. A
+/// JPEG's EXIF orientation is applied, and an embedded ICC colour profile (JPEG, PNG, WebP) is
+/// converted to sRGB with Little CMS (``Configuration-swift.struct/appliesColorProfiles``); a
+/// profile that cannot be applied is logged and the image decoded as if it had none. Never
+/// upscales. Synchronous and thread-safe: call it from any thread (``DecodingQueue`` runs it off
+/// the caller's thread).
 ///
 /// ```swift
 /// let decoder = ImageDecoder()
@@ -21,9 +25,13 @@ public struct ImageDecoder: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// The largest declared image accepted, in pixels (width × height). Default 100 megapixels.
         public var pixelLimit: Int
+        /// Whether an embedded ICC profile (a phone's Display P3, a camera's Adobe RGB) is
+        /// converted to sRGB. Default true; false takes every file's values as sRGB.
+        public var appliesColorProfiles: Bool
         /// Creates a configuration.
-        public init(pixelLimit: Int = 100_000_000) {
+        public init(pixelLimit: Int = 100_000_000, appliesColorProfiles: Bool = true) {
             self.pixelLimit = pixelLimit
+            self.appliesColorProfiles = appliesColorProfiles
         }
         /// The defaults.
         public static let `default` = Configuration()
@@ -32,9 +40,13 @@ public struct ImageDecoder: Sendable {
     /// The limits in force.
     public var configuration: Configuration
 
-    /// Creates a decoder.
-    public init(configuration: Configuration = .default) {
+    private let logger: Logger
+
+    /// Creates a decoder. `logger` hears of colour profiles that could not be applied (at
+    /// `warning`: the image is decoded as if it had none).
+    public init(configuration: Configuration = .default, logger: Logger = .disabled) {
         self.configuration = configuration
+        self.logger = logger
     }
 
     /// Decodes `bytes`, downsampled to `target` (fit or fill, never upscaled); `nil`: full size.
@@ -52,8 +64,8 @@ public struct ImageDecoder: Sendable {
     public func size(of bytes: [UInt8]) throws(DecodingError) -> (width: Int, height: Int) {
         do {
             return try bytes.withUnsafeBufferPointer { buffer in
-                let (_, width, height, orientation, _) = try header(buffer)
-                return orientation.swapsDimensions ? (height, width) : (width, height)
+                let (_, header, orientation) = try header(buffer)
+                return orientation.swapsDimensions ? (header.height, header.width) : (header.width, header.height)
             }
         } catch let error as DecodingError {
             throw error
@@ -62,24 +74,23 @@ public struct ImageDecoder: Sendable {
         }
     }
 
-    private func header(_ bytes: UnsafeBufferPointer<UInt8>) throws(DecodingError)
-        -> (ImageCodec, Int, Int, ExifOrientation, isAnimated: Bool)
-    {
+    private func header(_ bytes: UnsafeBufferPointer<UInt8>) throws(DecodingError) -> (ImageCodec, ImageCodec.Header, ExifOrientation) {
         guard let codec = ImageCodec.sniff(bytes) else {
             throw DecodingError(kind: .unsupportedFormat, detail: "\(bytes.count) bytes")
         }
-        let (width, height, isAnimated) = try codec.info(bytes)
-        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        let header = try codec.info(bytes)
+        let (pixels, overflow) = header.width.multipliedReportingOverflow(by: header.height)
         if overflow || pixels > configuration.pixelLimit {
-            throw DecodingError(kind: .tooLarge, format: codec.rawValue, width: width, height: height,
+            throw DecodingError(kind: .tooLarge, format: codec.rawValue, width: header.width, height: header.height,
                                 detail: "more than the limit of \(configuration.pixelLimit) pixels")
         }
         let orientation = codec == .jpeg ? ExifOrientation.of(jpeg: bytes) : .up
-        return (codec, width, height, orientation, isAnimated)
+        return (codec, header, orientation)
     }
 
     func decode(_ bytes: UnsafeBufferPointer<UInt8>, to target: TargetSize?) throws(DecodingError) -> DecodedImage {
-        let (codec, width, height, orientation, isAnimated) = try header(bytes)
+        let (codec, header, orientation) = try header(bytes)
+        let (width, height) = (header.width, header.height)
         // The size to produce, in the stored (not yet turned) orientation.
         var (outWidth, outHeight) = (width, height)
         if let target {
@@ -87,37 +98,50 @@ public struct ImageDecoder: Sendable {
             let scaled = target.scaled(width: upright.width, height: upright.height)
             (outWidth, outHeight) = orientation.swapsDimensions ? (scaled.height, scaled.width) : (scaled.width, scaled.height)
         }
-        // What the decoder itself produces.
-        var (decodedWidth, decodedHeight) = (width, height)
+        // What the decoder itself produces: for a JPEG, 1/8, 1/4 or 1/2 of the image when each
+        // output pixel still covers at least a whole decoded pixel (TurboJPEG rounds the scaled size
+        // up: its last row and column cover what is left, which the resampler knows).
+        var (decodedWidth, decodedHeight, denominator) = (width, height, 1)
         switch codec {
         case .jpeg:
-            for denominator in [8, 4, 2] {
-                let w = (width + denominator - 1) / denominator, h = (height + denominator - 1) / denominator
-                if w >= outWidth && h >= outHeight { (decodedWidth, decodedHeight) = (w, h); break }
+            for scale in [8, 4, 2] where width >= outWidth * scale && height >= outHeight * scale {
+                (decodedWidth, decodedHeight, denominator) = ((width + scale - 1) / scale, (height + scale - 1) / scale, scale)
+                break
             }
-        case .webp where !isAnimated:   // an animation's first frame comes at its canvas size
+        case .webp where !header.isAnimated && !header.hasAlpha:
+            // libwebp scales an opaque still image to the exact size itself; with alpha it would
+            // average colours premultiplied in 8 bits (lossless) or not premultiplied at all (lossy).
             (decodedWidth, decodedHeight) = (outWidth, outHeight)
-        case .webp:
-            break
-        case .png, .gif:
-            break
+        case .webp, .png, .gif:
+            break   // an animation's first frame comes at its canvas size
         }
-        var pixels = try codec.decode(bytes, width: decodedWidth, height: decodedHeight)
-        if (decodedWidth, decodedHeight) != (outWidth, outHeight) {
-            pixels = try Self.resample(&pixels, width: decodedWidth, height: decodedHeight, to: outWidth, outHeight, codec: codec)
+        let decoded = try codec.decode(bytes, width: decodedWidth, height: decodedHeight, colorProfiles: configuration.appliesColorProfiles)
+        var pixels = decoded.pixels
+        if case .ignored(let reason) = decoded.profile {
+            logger.warning("colour profile not applied: decoded as sRGB",
+                           metadata: ["format": "\(codec.rawValue)", "reason": "\(reason)"])
+        }
+        let partial = width % denominator != 0 || height % denominator != 0
+        if (decodedWidth, decodedHeight) != (outWidth, outHeight) || partial {
+            pixels = try Self.resample(pixels, width: decodedWidth, height: decodedHeight, to: outWidth, outHeight, codec: codec,
+                                       scaledFrom: (width, height, denominator))
         }
         let upright = orientation.apply(to: pixels, width: outWidth, height: outHeight)
         return DecodedImage(width: upright.width, height: upright.height, bytesPerRow: upright.width * 4, pixels: upright.pixels)
     }
 
-    /// pixman's area-averaging resample; `source` is premultiplied in place (it is scratch).
-    static func resample(_ source: inout [UInt8], width: Int, height: Int, to outWidth: Int, _ outHeight: Int,
-                         codec: ImageCodec?) throws(DecodingError) -> [UInt8] {
+    /// The exact area average of `pixels` (RGBA8, straight alpha) at `outWidth` × `outHeight`.
+    /// `scaledFrom`: the image's size and the denominator it was decoded at (a JPEG at 1/2, 1/4,
+    /// 1/8, its last row and column partial); `nil`: the pixels are the image.
+    static func resample(_ pixels: [UInt8], width: Int, height: Int, to outWidth: Int, _ outHeight: Int, codec: ImageCodec?,
+                         scaledFrom: (width: Int, height: Int, denominator: Int)? = nil) throws(DecodingError) -> [UInt8] {
+        let extent = scaledFrom ?? (width, height, 1)
         var status = IMGC_OK
         let result = [UInt8](unsafeUninitializedCapacity: outWidth * outHeight * 4) { out, count in
-            status = source.withUnsafeMutableBufferPointer { input in
-                imgc_resample(input.baseAddress, CInt(width), CInt(height), width * 4,
-                              out.baseAddress, CInt(outWidth), CInt(outHeight), outWidth * 4)
+            status = pixels.withUnsafeBufferPointer { input in
+                imgc_resample(input.baseAddress, CInt(width), CInt(height), width * 4, input.count,
+                              CInt(extent.width), CInt(extent.height), CInt(extent.denominator),
+                              out.baseAddress, CInt(outWidth), CInt(outHeight), outWidth * 4, out.count)
             }
             if status != IMGC_OK { out.initialize(repeating: 0) }
             count = out.count
