@@ -194,6 +194,10 @@ CURLcode imgp_easy_setopt_progress_callback(CURL *handle, imgp_progress_callback
     return loaded() ? table.easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback) : CURLE_FAILED_INIT;
 }
 
+CURLcode imgp_easy_setopt_header_callback(CURL *handle, imgp_write_callback callback) {
+    return loaded() ? table.easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback) : CURLE_FAILED_INIT;
+}
+
 CURLcode imgp_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return loaded() ? table.easy_getinfo(handle, info, value) : CURLE_FAILED_INIT;
 }

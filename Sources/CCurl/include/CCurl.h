@@ -44,6 +44,9 @@ CURLcode imgp_easy_setopt_string(CURL *handle, CURLoption option, const char *va
 CURLcode imgp_easy_setopt_pointer(CURL *handle, CURLoption option, void *value);
 CURLcode imgp_easy_setopt_write_callback(CURL *handle, imgp_write_callback callback);
 CURLcode imgp_easy_setopt_progress_callback(CURL *handle, imgp_progress_callback callback);
+/// CURLOPT_HEADERFUNCTION: `callback` receives each response header line (status lines
+/// included), with CURLOPT_HEADERDATA as its context.
+CURLcode imgp_easy_setopt_header_callback(CURL *handle, imgp_write_callback callback);
 
 CURLcode imgp_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode imgp_easy_getinfo_offset(CURL *handle, CURLINFO info, curl_off_t *value);
