@@ -74,6 +74,8 @@ public final class ImagePipeline: CacheInspecting {
         var backgroundUsage: DataUsageRecorder?
         var revalidation = RevalidationStatistics()
         var resumes = ResumeStatistics()
+        /// Entries removed because their bytes did not decode.
+        var undecodableDiscarded = 0
     }
 
     // Guards the table of loads and waiters, and the download count.
@@ -249,6 +251,35 @@ public final class ImagePipeline: CacheInspecting {
     /// Background revalidations of stale entries: started, answered 304, answered 200, failed.
     public var revalidationStatistics: RevalidationStatistics {
         state.withLock { $0.revalidation }
+    }
+
+    /// Removes the image at `url` from the memory and the disk cache because its bytes did not
+    /// decode (a body cut short or damaged that an earlier version cached, a server that sent
+    /// garbage with an image's signature), and counts it (`undecodableDiscarded`): the next load
+    /// then misses, fetching the image again where the network allows, or falling back (the
+    /// cached thumbnail, the placeholder) where it does not. Returns when the disk entry is gone.
+    ///
+    /// ```swift
+    /// do { image = try decoder.decode(fetched.bytes) } catch {
+    ///     await pipeline.discardUndecodable(fetched.url)   // then decide and load again
+    /// }
+    /// ```
+    public func discardUndecodable(_ url: ImageURL) async {
+        memory.remove(url)
+        if let disk {
+            if let writes {
+                // After any write of it queued before: the entry must not come back.
+                await writes.flush()
+            }
+            await readers.run { disk.remove(url) }
+        }
+        state.withLock { $0.undecodableDiscarded += 1 }
+        logger.notice("an image that does not decode was removed from the caches", metadata: ["url": "\(url)"])
+    }
+
+    /// Entries removed by `discardUndecodable(_:)` so far.
+    public var undecodableDiscarded: Int {
+        state.withLock { $0.undecodableDiscarded }
     }
 
     /// Downloads completed by resuming a partial body, and the bytes that were not downloaded again.
