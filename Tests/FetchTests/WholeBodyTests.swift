@@ -1,5 +1,6 @@
 @testable import Fetch
 import Foundation
+import Locking
 import Policy
 import Testing
 import TestSupport
@@ -213,5 +214,31 @@ struct WholeBodyTests {
         let error = await #expect(throws: FetchError.self) { try await transport.download(url("/loop")) }
         guard case .redirectRefused(let message)? = error?.code else { Issue.record("\(String(describing: error))"); return }
         #expect(message.contains("redirects") && server.hits("/loop") == transport.configuration.maximumRedirects + 1)
+    }
+}
+
+/// A transport that cannot start (issue 16 item 7): no multi handle (no descriptor left), or no
+/// thread: every download fails with `outOfResources`, a shutdown returns at once, nothing traps.
+struct TransportStartFailureTests {
+    static let url = ImageURL("http://127.0.0.1:9/x.png")!
+
+    @Test func noMultiHandleIsAnErrorNotATrap() async throws {
+        let transport = CurlTransport(configuration: .standard, logger: .disabled, hooks: TransportHooks(makeMultiHandle: { nil }))
+        let error = await #expect(throws: FetchError.self) { try await transport.download(Self.url) }
+        guard case .outOfResources(let message)? = error?.code else { Issue.record("\(String(describing: error))"); return }
+        #expect(message.contains("cannot start the transport") && error?.isRemote == false)
+        await transport.shutdown()
+        #expect(transport.scheduler.openHandles.load(ordering: .acquiring) == 0)
+    }
+
+    @Test func noThreadIsAnErrorNotATrap() async throws {
+        let hooks = TransportHooks(startThread: { _ throws(OwnedThread.StartFailure) in throw OwnedThread.StartFailure(code: EAGAIN) })
+        let transport = CurlTransport(configuration: .standard, logger: .disabled, hooks: hooks)
+        let error = await #expect(throws: FetchError.self) {
+            try await transport.response(to: DownloadRequest(url: Self.url))
+        }
+        guard case .outOfResources(let message)? = error?.code else { Issue.record("\(String(describing: error))"); return }
+        #expect(message.contains("thread"))
+        await transport.shutdown()
     }
 }

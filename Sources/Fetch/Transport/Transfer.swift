@@ -58,6 +58,8 @@ final class Transfer: @unchecked Sendable {
     }
     private let afterFailureState = Locked(AfterFailure())
     var tooLarge = false
+    /// Why the last socket this transfer asked for could not be made (an errno), 0 if it was.
+    var socketErrno: Int32 = 0
     var easy: UnsafeMutableRawPointer?
     let errorBuffer: UnsafeMutablePointer<CChar>
 

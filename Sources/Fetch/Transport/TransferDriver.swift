@@ -246,6 +246,7 @@ final class TransferDriver: @unchecked Sendable {
         _ = imgp_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, nil)
         _ = imgp_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, nil)
         _ = imgp_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, nil)
+        _ = imgp_easy_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, nil)
         if transfer.requestHeaders != nil { _ = imgp_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, nil) }
         idleHandles.append(easy)
         scheduler.release(transfer)
@@ -338,6 +339,15 @@ final class TransferDriver: @unchecked Sendable {
             }
             return length
         }
+        // Sockets are made here, so that a socket refused for want of descriptors is told apart
+        // from a server that refused the connection (curl reports both as "Couldn't connect").
+        _ = imgp_easy_setopt_opensocket_callback(easy) { context, family, type, proto in
+            let made = DescriptorReserve.admit(socket(family, type | Int32(SOCK_CLOEXEC.rawValue), proto))
+            if made < 0, let context {
+                Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().socketErrno = errno
+            }
+            return made
+        }
         // Each response header line: a status line starts a response (a redirect's, an interim
         // 1xx's, the last one); its `Content-Length` lines are kept to be checked against each
         // other. Two that differ forbid reusing the connection (RFC 9112 §6.3: its framing is
@@ -374,6 +384,7 @@ final class TransferDriver: @unchecked Sendable {
         // The transfer stays alive in `active` for as long as curl may call back with it.
         _ = imgp_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(transfer).toOpaque())
         _ = imgp_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, Unmanaged.passUnretained(transfer).toOpaque())
+        _ = imgp_easy_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, Unmanaged.passUnretained(transfer).toOpaque())
     }
 
     /// What a completed transfer brings: its outcome, or a redirect to follow.
@@ -425,6 +436,7 @@ final class TransferDriver: @unchecked Sendable {
             let held = transfer.answer == .combined ? transfer.resumption?.held.bytes.count ?? 0 : 0
             return fail(.truncated(expected: Int(declaredLength) + held, received: transfer.body.count))
         default:
+            if let exhausted = Self.exhaustedResource(transfer, easy: easy, message: message) { return fail(.outOfResources(exhausted)) }
             return fail(.transport(curlCode: curlCode, message: message))
         }
         if [301, 302, 303, 307, 308].contains(status), let target = redirectTarget(of: easy) {
@@ -471,6 +483,21 @@ final class TransferDriver: @unchecked Sendable {
         }
         answer.wholeImageChecked = status != 206 || combined
         return .finished(Outcome(result: .success(answer)))
+    }
+
+    /// What ran out, when a transfer failed because the process has no descriptor left (a socket
+    /// that could not be made, libcurl that could not be loaded): curl's own message would say
+    /// "Couldn't connect to server" or "install libcurl4". Nil for any other failure.
+    static func exhaustedResource(_ transfer: Transfer, easy: UnsafeMutableRawPointer, message: String) -> String? {
+        var osErrno = 0
+        _ = imgp_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
+        let socketErrno = Int(transfer.socketErrno)
+        if socketErrno == Int(EMFILE) || socketErrno == Int(ENFILE) || osErrno == Int(EMFILE) || osErrno == Int(ENFILE) {
+            return "cannot open a connection: too many open files"
+        }
+        if socketErrno == Int(ENOBUFS) || socketErrno == Int(ENOMEM) { return "cannot open a connection: out of memory" }
+        guard message.lowercased().contains("too many open files") else { return nil }
+        return imgp_curl_is_loaded() == 0 ? "libcurl could not be loaded: too many open files" : "out of file descriptors: \(message)"
     }
 
     /// Where a redirect response points (curl resolves a relative `Location`), if it says.

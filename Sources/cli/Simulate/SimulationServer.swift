@@ -87,7 +87,7 @@ final class SimulationServer: Sendable {
     /// Starts listening on 127.0.0.1 and a free port.
     init(_ configuration: Configuration) throws(StartFailure) {
         self.configuration = configuration
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = DescriptorReserve.admit(socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0))
         guard fd >= 0 else { throw StartFailure(description: "the simulation server: socket: \(errnoText(errno))") }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -221,9 +221,15 @@ final class SimulationServer: Sendable {
 
     private func acceptLoop() {
         while true {
-            let client = accept(listener, nil, nil)
+            let client = DescriptorReserve.admit(accept(listener, nil, nil))
             if client < 0 {
                 if errno == EINTR || errno == ECONNABORTED { continue }
+                if errno == EMFILE || errno == ENFILE {
+                    // No descriptor for it now (the client sees the connection refused or
+                    // reset, and retries): wait a little rather than spin, then go on.
+                    usleep(10_000)
+                    continue
+                }
                 return
             }
             var yes: Int32 = 1
