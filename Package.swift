@@ -82,7 +82,7 @@ let package = Package(
         .testTarget(
             name: "FetchTests",
             dependencies: [
-                "Fetch", "FetchTesting", "Policy", "TestSupport",
+                "Fetch", "FetchTesting", "Policy", "TestSupport", "Locking",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]

@@ -26,7 +26,9 @@ cat > "$work/server.py" <<'PY'
 import http.server, os, random, socketserver, sys, threading
 port, log = int(sys.argv[1]), sys.argv[2]
 rng = random.Random(7)
-body = b"\x89PNG\r\n\x1a\n" + bytes(rng.getrandbits(8) for _ in range(200_000 - 8))
+# A whole PNG container (signature, one private chunk, IEND), as the fetcher accepts only whole images.
+data = bytes(rng.getrandbits(8) for _ in range(200_000 - 32))
+body = b"\x89PNG\r\n\x1a\n" + len(data).to_bytes(4, "big") + b"imPd" + data + bytes(4) + bytes(4) + b"IEND" + bytes(4)
 etag = '"bench-200k"'
 lock = threading.Lock()
 state = {"stall_next": False}

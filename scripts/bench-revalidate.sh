@@ -32,7 +32,9 @@ rng = random.Random(1)
 entries = []
 for i in range(count):
     with open(f"{root}/{i}.png", "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + bytes(rng.getrandbits(8) for _ in range(10240 - 8)))
+        # A whole PNG container (signature, one private chunk, IEND): the fetcher accepts only whole images.
+        data = bytes(rng.getrandbits(8) for _ in range(10240 - 32))
+        f.write(b"\x89PNG\r\n\x1a\n" + len(data).to_bytes(4, "big") + b"imPd" + data + bytes(8) + b"IEND" + bytes(4))
     entries.append(f'{{"id": "i{i}", "original": "http://127.0.0.1:{port}/{i}.png"}}')
 open(items, "w").write("[\n" + ",\n".join(entries) + "\n]\n")
 PY

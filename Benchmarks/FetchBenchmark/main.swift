@@ -80,17 +80,21 @@ func countingConnections<Result>(base: String, _ pass: () async throws -> Result
     return (result, after - before - 1)
 }
 
-/// Writes `count` distinct 10 KiB "PNG" files named 0.png, 1.png, …
+/// Writes `count` distinct 10 KiB "PNG" files named 0.png, 1.png, …: whole PNG containers (the
+/// signature, one private chunk of a pattern, `IEND`), which the fetcher accepts as images.
 func generate(folder: String, count: Int) throws {
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     var state: UInt64 = 0x1234_5678
+    let dataLength = 10 * 1024 - 32
     for index in 0..<count {
-        var bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        var bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, UInt8(dataLength >> 8), UInt8(dataLength & 0xFF)]
+        bytes += Array("imPd".utf8)
         bytes.reserveCapacity(10 * 1024)
-        while bytes.count < 10 * 1024 {
+        while bytes.count < 16 + dataLength {
             state = state &* 6364136223846793005 &+ 1442695040888963407
             bytes.append(UInt8(truncatingIfNeeded: state >> 33))
         }
+        bytes += [0, 0, 0, 0, 0, 0, 0, 0] + Array("IEND".utf8) + [0, 0, 0, 0]
         try Data(bytes).write(to: URL(fileURLWithPath: "\(folder)/\(index).png"))
     }
 }

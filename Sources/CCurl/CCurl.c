@@ -194,6 +194,26 @@ CURLcode imgp_easy_setopt_progress_callback(CURL *handle, imgp_progress_callback
     return loaded() ? table.easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback) : CURLE_FAILED_INIT;
 }
 
+// The Swift callback, called through `open_socket` (curl's signature passes a struct).
+static imgp_opensocket_callback opensocket_target;
+
+static curl_socket_t open_socket(void *context, curlsocktype purpose, struct curl_sockaddr *address) {
+    (void)purpose;
+    imgp_opensocket_callback target = __atomic_load_n(&opensocket_target, __ATOMIC_ACQUIRE);
+    if (!target || !address) return CURL_SOCKET_BAD;
+    return target(context, address->family, address->socktype, address->protocol);
+}
+
+CURLcode imgp_easy_setopt_opensocket_callback(CURL *handle, imgp_opensocket_callback callback) {
+    if (!loaded()) return CURLE_FAILED_INIT;
+    __atomic_store_n(&opensocket_target, callback, __ATOMIC_RELEASE);
+    return table.easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+}
+
+CURLcode imgp_easy_setopt_header_callback(CURL *handle, imgp_write_callback callback) {
+    return loaded() ? table.easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback) : CURLE_FAILED_INIT;
+}
+
 CURLcode imgp_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return loaded() ? table.easy_getinfo(handle, info, value) : CURLE_FAILED_INIT;
 }

@@ -16,6 +16,11 @@ package final class OwnedThread: Sendable {
     package struct StartFailure: Error, Sendable {
         /// What `pthread_create` returned.
         package let code: Int32
+
+        /// A failure with `code` (tests make one to stand for a refused thread).
+        package init(code: Int32) {
+            self.code = code
+        }
     }
 
     private final class Body: Sendable {

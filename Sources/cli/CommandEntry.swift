@@ -6,7 +6,8 @@ import Dispatch
 /// the main thread, like a hello world: no concurrency runtime, whose start (four threads: the
 /// executor's workers and the main queue's) costs about a millisecond on a shared machine, nor
 /// swift-argument-parser's command tree. Everything else runs as before, as an asynchronous
-/// `Imgpolicy.main()` on the main actor, with the same messages and exit statuses.
+/// `Imgpolicy.main()` on the main actor, with the same messages and exit statuses, once the
+/// concurrency runtime's own descriptors are open (`ConcurrencyStart`).
 @main
 enum CommandEntry {
     static func main() {
@@ -22,7 +23,12 @@ enum CommandEntry {
             }
             exitProcess(0)
         }
+        // The concurrency runtime opens descriptors of its own, and traps when it cannot: they
+        // are opened now, while some are surely free, or the command refuses to start (74).
+        if let shortage = ConcurrencyStart.descriptorShortage() { CommandFailure(shortage, status: .ioError).exit() }
+        ConcurrencyStart.openDispatchDescriptors()
         Task { @MainActor in
+            await ConcurrencyStart.warmClocks()
             await Imgpolicy.main()
             exitProcess(0)
         }

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Policy
+import Locking
 
 /// Writes the image bytes of `--output FILE`.
 ///
@@ -63,7 +64,7 @@ enum ImageOutput {
     static let standardOutputRefused = CommandFailure.usage(standardOutputMessage)
 
     private static func writeDirectly(_ bytes: [UInt8], to path: String) throws(CommandFailure) {
-        let fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        let fd = DescriptorReserve.admit(open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC))
         guard fd >= 0 else {
             let code = errno
             if code == ENXIO { throw failure(path, "is a FIFO that no process reads; start the reader first") }

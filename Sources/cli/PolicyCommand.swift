@@ -153,6 +153,8 @@ extension PolicyCommand {
             lines.append("  otherwise -> cancel")
             let revalidation = policy.staleRevalidation.map { "\($0)" } ?? "\(StaleRevalidation.default) (not set: the default)"
             lines.append("revalidate stale images: \(revalidation) (per network state in the table below; never offline or captive)")
+            let retries = policy.costlyLinkRetries.map { "\($0)" } ?? "\(RetryScope.costlyLinkDefault) (not set: the default)"
+            lines.append("retries on a costly link: \(retries) (on a free link, every retry the transport allows)")
             lines.append("")
             var header = "network   expensive constrained"
             if policy.prefetchReadsRoaming { header += " roaming" }
@@ -204,7 +206,8 @@ extension PolicyCommand {
                 ("name", string(policy.name)), ("description", string(policy.summary)), ("settings", JSONValue(.object(settings))),
                 ("rules", JSONValue(.array(rules))), ("prefetch", JSONValue(.array(prefetch))),
                 ("runningLoadsOnWorseNetwork", JSONValue(.array(running))),
-                ("revalidateStale", policy.staleRevalidation.map { string($0.rawValue) } ?? JSONValue(.null)), ("table", JSONValue(.array(table))),
+                ("revalidateStale", policy.staleRevalidation.map { string($0.rawValue) } ?? JSONValue(.null)),
+                ("retryOnCostlyLink", policy.costlyLinkRetries.map { string($0.rawValue) } ?? JSONValue(.null)), ("table", JSONValue(.array(table))),
             ])
         }
 

@@ -16,10 +16,13 @@ struct ResumeCommandTests {
 
     @Test(.disabled(if: runningUnderThreadSanitizer, "kill timing; runs in scripts/test.sh"))
     func aFetchKilledMidBodyIsResumedByTheNextRun() async throws {
-        let body = TestImages.png(size: 400_000, seed: 11)
+        let body = TestImages.png(size: 1_000_000, seed: 11)
         let server = try TestHTTPServer(routes: ["/big.png": .request { request in
             if request.hit == 1 {
-                return .stall(200, ["ETag: \"b1\"", "Content-Type: image/png"], body, sent: 250_000)
+                // A quarter at once, then 2 KiB a second: above the transport's low-speed limit
+                // (1 KiB/s), so that the first run is still receiving when the test kills it,
+                // however long a loaded machine takes to notice the kept bytes.
+                return .burstThenDrip(200, ["ETag: \"b1\"", "Content-Type: image/png"], body, burst: 250_000, chunk: 2048, interval: 1)
             }
             if request.header("If-Range") == "\"b1\"", let range = request.header("Range"), range.hasPrefix("bytes="),
                range.hasSuffix("-"), let start = Int(range.dropFirst(6).dropLast()), start < body.count {
@@ -32,8 +35,7 @@ struct ResumeCommandTests {
         let environment = ["XDG_CONFIG_HOME": home.file("config"), "HOME": home.path]
         let arguments = ["--fetch", "--item", item, "--cache-dir", cacheDir, "--network", "wifi"]
 
-        // The first run: killed once a checkpoint (64 KiB) of the body is on disk. (It must be
-        // killed within the transport's low-speed limit, 15 s: a retry would fetch it all.)
+        // The first run: killed once a checkpoint (64 KiB) of the body is on disk.
         let process = Process()
         process.executableURL = URL(fileURLWithPath: PackagePaths.executable)
         process.arguments = arguments

@@ -165,5 +165,84 @@ import TestSupport
     }
 }
 
+/// Cached bytes that do not decode (issue 16 item 4): removed and counted, fetched again where
+/// the network allows, a miss offline; bytes from the network that do not decode are removed too,
+/// and not fetched again in a loop.
+@Suite struct UndecodableEntryTests {
+    let disk: TemporaryDiskCache
+    let downloader = ScriptedDownloader()
+    let pipeline: ImagePipeline
+    /// A whole PNG container whose pixels cannot be decoded (no header chunk): what a body cut
+    /// short by a lying server looked like to the fetcher before it checked structures.
+    static let damaged = TestImages.png(size: 4_000, seed: 9)
+
+    init() throws {
+        disk = try TemporaryDiskCache()
+        pipeline = ImagePipeline(downloader: downloader, disk: disk.cache)
+    }
+
+    func slot(on network: NetworkState, events: LockedList<PixelSlotEvent>) -> PixelSlot {
+        let loader = ImageLoader(policy: .default, reachability: FixedReachability(network), settings: InMemorySettingsStore(),
+                                 pipeline: pipeline)
+        return PixelSlot(loader: loader, pixels: PixelLoader(), displaySize: TargetSize(width: 50, height: 50),
+                         deliveringOn: Delivery()) { events.append($0) }
+    }
+
+    @Test func aCachedOriginalThatDoesNotDecodeIsRemovedAndFetchedAgain() async throws {
+        let url = PixelLoaderTests.url("o"), good = try PixelLoaderTests.png(100, 100)
+        try disk.cache.store(Self.damaged, for: url)
+        downloader.script(url, .bytes(good))
+        let events = LockedList<PixelSlotEvent>()
+        await slot(on: NetworkState(.wifi), events: events).load(ImageItem(id: "o", original: url)).value
+        guard case .imageReady(_, .original, let image, .network)? = events.values.first, events.values.count == 1 else {
+            Issue.record("expected the original fetched again, got \(events.values)")
+            return
+        }
+        #expect(image.width == 50 && pipeline.undecodableDiscarded == 1 && downloader.calls(to: url) == 1)
+        await pipeline.flush()
+        #expect(disk.cache.image(for: url) == good)
+    }
+
+    @Test func offlineACachedOriginalThatDoesNotDecodeIsAMissAndTheCachedThumbnailIsShown() async throws {
+        let original = PixelLoaderTests.url("p"), thumbnail = PixelLoaderTests.url("p-t")
+        try disk.cache.store(Self.damaged, for: original)
+        try disk.cache.store(try PixelLoaderTests.png(40, 40), for: thumbnail)
+        let events = LockedList<PixelSlotEvent>()
+        await slot(on: NetworkState(.offline), events: events).load(ImageItem(id: "p", original: original, thumbnail: thumbnail)).value
+        guard case .imageReady(let decision, .thumbnail, _, .disk)? = events.values.first, events.values.count == 1 else {
+            Issue.record("expected the cached thumbnail, got \(events.values)")
+            return
+        }
+        #expect(decision.rule == "offline-cached-thumbnail")
+        #expect(disk.cache.image(for: original) == nil && downloader.requests.isEmpty && pipeline.undecodableDiscarded == 1)
+    }
+
+    @Test func offlineWithNothingElseCachedItIsThePlaceholder() async throws {
+        let url = PixelLoaderTests.url("q")
+        try disk.cache.store(Self.damaged, for: url)
+        let events = LockedList<PixelSlotEvent>()
+        await slot(on: NetworkState(.offline), events: events).load(ImageItem(id: "q", original: url)).value
+        guard case .placeholder? = events.values.first, events.values.count == 1 else {
+            Issue.record("expected the placeholder, got \(events.values)")
+            return
+        }
+        #expect(!pipeline.containsImage(at: url))
+    }
+
+    @Test func bytesFromTheNetworkThatDoNotDecodeAreRemovedAndNotFetchedAgainAtOnce() async throws {
+        let url = PixelLoaderTests.url("r")
+        downloader.script(url, .bytes(Self.damaged))
+        let events = LockedList<PixelSlotEvent>()
+        await slot(on: NetworkState(.wifi), events: events).load(ImageItem(id: "r", original: url)).value
+        guard case .decodingFailed(_, .original, url, let error)? = events.values.first, events.values.count == 1 else {
+            Issue.record("expected a decoding failure, got \(events.values)")
+            return
+        }
+        #expect(error.kind == .corrupt && downloader.calls(to: url) == 1)
+        await pipeline.flush()
+        #expect(!pipeline.containsImage(at: url) && disk.cache.image(for: url) == nil)
+    }
+}
+
 /// Where the slots' events are delivered in these tests.
 actor Delivery {}

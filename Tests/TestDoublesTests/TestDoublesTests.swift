@@ -11,7 +11,11 @@ import Testing
 
 let photo = ImageURL("https://img.example/photo.jpg")!
 let thumbnail = ImageURL("https://img.example/photo-t.jpg")!
-let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46]
+// A whole JPEG container (start of image, a JFIF segment, end of image): the pipeline refuses a
+// body cut short of its format's end, from any downloader.
+let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0xFF, 0xD9]
+/// Another whole JPEG container, smaller: start of image, a comment "t", end of image.
+let smallJPEG: [UInt8] = [0xFF, 0xD8, 0xFF, 0xFE, 0x00, 0x03, 0x74, 0xFF, 0xD9]
 
 struct ScriptedDownloaderTests {
     @Test func aFailedLoadIsRetriedOnce() async throws {
@@ -102,7 +106,7 @@ struct DrivenReachabilityTests {
         let reachability = DrivenReachability(NetworkState(.wifi))
         let downloader = ScriptedDownloader()
         downloader.script(photo, .bytes(jpeg))
-        downloader.script(thumbnail, .bytes(Array(jpeg.prefix(4))))
+        downloader.script(thumbnail, .bytes(smallJPEG))
         let loader = ImageLoader(policy: .default, reachability: reachability, settings: InMemorySettingsStore(),
                                  pipeline: ImagePipeline(downloader: downloader, disk: nil))
         let item = ImageItem(id: "photo", original: photo, thumbnail: thumbnail)
@@ -115,7 +119,7 @@ struct DrivenReachabilityTests {
             return
         }
         #expect(variant == .thumbnail)
-        #expect(image.bytes == Array(jpeg.prefix(4)))
+        #expect(image.bytes == smallJPEG)
         #expect(downloader.requests == [thumbnail])
     }
 }

@@ -29,6 +29,17 @@ public final class TestHTTPServer: @unchecked Sendable {
         case cutShort(declared: Int, [UInt8])
         /// Reads the request and resets the connection.
         case reset
+        /// Any status with extra header lines and the `Content-Length` of `body`, then only the
+        /// first `sent` bytes of it, then a reset of the connection (a link that dropped: what the
+        /// client had not received yet may be lost with it).
+        case resetAfter(Int, [String], [UInt8], sent: Int)
+        /// Any status with extra header lines and the `Content-Length` of `body`, the first `burst`
+        /// bytes at once, then the rest in chunks of `chunk` bytes every `interval` seconds (a
+        /// link that slowed down, yet stays above a client's low-speed limit).
+        case burstThenDrip(Int, [String], [UInt8], burst: Int, chunk: Int, interval: Double)
+        /// These bytes exactly, as the whole answer (head and body, however malformed), then the
+        /// connection is closed.
+        case raw([UInt8])
         /// Reads the request and never answers; the connection stays open until the client closes it.
         case hang
         /// Computed per hit (1 for the first).
@@ -221,6 +232,26 @@ public final class TestHTTPServer: @unchecked Sendable {
             var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
             setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
             return false
+        case .resetAfter(let status, let headers, let body, let sent):
+            _ = send(head(status, headers + ["Content-Length: \(body.count)"]) + body.prefix(sent), to: client)
+            // Let the bytes leave before the reset discards what is unsent.
+            shutdown(client, Int32(SHUT_WR))
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            return false
+        case .raw(let bytes):
+            _ = send(bytes, to: client)
+            return false
+        case .burstThenDrip(let status, let headers, let body, let burst, let chunkSize, let interval):
+            guard send(head(status, headers + ["Content-Length: \(body.count)"]) + body.prefix(burst), to: client) else { return false }
+            var offset = min(burst, body.count)
+            while offset < body.count {
+                Thread.sleep(forTimeInterval: interval)
+                let end = min(body.count, offset + chunkSize)
+                guard send(Array(body[offset..<end]), to: client) else { return false }
+                offset = end
+            }
+            return true
         case .hang:
             var byte: UInt8 = 0
             while recv(client, &byte, 1, 0) > 0 {}

@@ -44,6 +44,15 @@ CURLcode imgp_easy_setopt_string(CURL *handle, CURLoption option, const char *va
 CURLcode imgp_easy_setopt_pointer(CURL *handle, CURLoption option, void *value);
 CURLcode imgp_easy_setopt_write_callback(CURL *handle, imgp_write_callback callback);
 CURLcode imgp_easy_setopt_progress_callback(CURL *handle, imgp_progress_callback callback);
+/// The open-socket callback type (CURLOPT_OPENSOCKETFUNCTION), with the address's family, socket
+/// type and protocol unpacked.
+typedef int (*imgp_opensocket_callback)(void *context, int family, int socktype, int protocol);
+/// CURLOPT_OPENSOCKETFUNCTION through `callback`, with CURLOPT_OPENSOCKETDATA as its context: the
+/// caller makes each socket itself (and so knows why one could not be made).
+CURLcode imgp_easy_setopt_opensocket_callback(CURL *handle, imgp_opensocket_callback callback);
+/// CURLOPT_HEADERFUNCTION: `callback` receives each response header line (status lines
+/// included), with CURLOPT_HEADERDATA as its context.
+CURLcode imgp_easy_setopt_header_callback(CURL *handle, imgp_write_callback callback);
 
 CURLcode imgp_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode imgp_easy_getinfo_offset(CURL *handle, CURLINFO info, curl_off_t *value);

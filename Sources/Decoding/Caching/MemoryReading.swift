@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Locking
 
 /// How much memory the process may still use: one reading of a `MemoryReading`.
 public struct MemoryStatus: Sendable, Hashable {
@@ -63,7 +64,7 @@ public struct MemoryReading: Sendable {
 
     /// The first 64 KB of a file (procfs and cgroupfs files report no size), nil when unreadable.
     static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = DescriptorReserve.admit(open(path, O_RDONLY | O_CLOEXEC))
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var bytes = [UInt8](repeating: 0, count: 65_536)

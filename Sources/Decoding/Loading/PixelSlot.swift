@@ -70,7 +70,14 @@ public final class PixelSlot: Sendable {
             sized.displayWidth = size.width
             do throws(DataFileError) {
                 let decision = try sized.decide(item)
-                return await Self.decoded(await sized.load(item, decision: decision), pixels: pixels, size: size)
+                let loaded = await sized.load(item, decision: decision)
+                let event = await Self.decoded(loaded, pixels: pixels, size: size, pipeline: sized.pipeline)
+                // Cached bytes that did not decode were removed: decide and load once more
+                // (fetched again where the network allows, else the fallback).
+                guard case .decodingFailed(_, _, _, let error)? = event, error.meansDamagedBytes,
+                      case .imageReady(_, _, let image) = loaded, image.source != .network, !Task.isCancelled else { return event }
+                return await Self.decoded(await sized.load(item, decision: try sized.decide(item)), pixels: pixels, size: size,
+                                          pipeline: sized.pipeline)
             } catch {
                 return .decisionFailed(error)
             }
@@ -82,8 +89,11 @@ public final class PixelSlot: Sendable {
         current.cancel()
     }
 
-    /// The event with its images decoded to `size` (a cancelled decode gives nil: nothing to deliver).
-    static func decoded(_ event: SlotEvent, pixels: PixelLoader, size: TargetSize) async -> PixelSlotEvent? {
+    /// The event with its images decoded to `size` (a cancelled decode gives nil: nothing to
+    /// deliver). Bytes that are damaged or no image (`DecodingError.meansDamagedBytes`) are removed
+    /// from `pipeline`'s caches (`ImagePipeline.discardUndecodable`): a fallback that does not
+    /// decode is then no fallback. An image refused as too large, or a codec missing, is kept.
+    static func decoded(_ event: SlotEvent, pixels: PixelLoader, size: TargetSize, pipeline: ImagePipeline) async -> PixelSlotEvent? {
         switch event {
         case .placeholder(let decision):
             return .placeholder(decision)
@@ -95,12 +105,17 @@ public final class PixelSlot: Sendable {
                 return .imageReady(decision, variant: variant, image: decoded, source: image.source)
             } catch {
                 guard error.kind != .cancelled else { return nil }
+                if error.meansDamagedBytes { await pipeline.discardUndecodable(image.url) }
                 return .decodingFailed(decision, variant: variant, url: image.url, error: error)
             }
         case .failed(let decision, let error, let fallback):
             var decoded: DecodedImage?
             if let fallback {
-                decoded = try? await pixels.image(for: fallback, at: size)
+                do throws(DecodingError) {
+                    decoded = try await pixels.image(for: fallback, at: size)
+                } catch where error.meansDamagedBytes {
+                    await pipeline.discardUndecodable(fallback.url)
+                } catch {}
                 if Task.isCancelled { return nil }
             }
             return .failed(decision, error: error, fallback: decoded)

@@ -14,7 +14,10 @@ public enum PixelSlotEvent: Sendable {
     /// Loading failed: the error, then the cached thumbnail decoded to show, if there is one
     /// (nil: show the placeholder).
     case failed(Decision, error: FetchError, fallback: DecodedImage?)
-    /// The bytes arrived but do not decode (or the decode was refused: too large).
+    /// The bytes arrived but do not decode (or the decode was refused: too large). Bytes that do
+    /// not decode are removed from the caches first; when they came from a cache, the slot has
+    /// already decided and loaded once more (fetched again where the network allows) before it
+    /// reports this.
     case decodingFailed(Decision, variant: Variant, url: ImageURL, error: DecodingError)
     /// The decision itself failed (the settings could not be read): show the placeholder.
     case decisionFailed(DataFileError)

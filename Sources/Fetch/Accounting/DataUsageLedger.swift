@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Logging
 import Policy
+import Locking
 
 /// The usage kept across runs: one file per UTC day in the cache folder's `usage/` subfolder,
 /// which the disk cache never removes (not by `cache clear`, not by eviction).
@@ -196,7 +197,7 @@ public struct DataUsageLedger: Sendable {
     /// Opens `usage/` (creating it when asked, after checking the cache marker); nil when it
     /// does not exist and was not to be created.
     private func openUsageFolder(create: Bool) throws(DataUsageLedgerError) -> Int32? {
-        let cacheFD = open(cacheFolder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let cacheFD = DescriptorReserve.admit(open(cacheFolder, O_RDONLY | O_DIRECTORY | O_CLOEXEC))
         guard cacheFD >= 0 else {
             if errno == ENOENT && !create { return nil }
             throw DataUsageLedgerError(path: cacheFolder, message: "cannot open the cache folder: \(errnoText())", code: create ? .writeFailed : .readFailed)
@@ -211,7 +212,7 @@ public struct DataUsageLedger: Sendable {
                 throw DataUsageLedgerError(path: folder, message: "cannot create the folder: \(errnoText())", code: .writeFailed)
             }
         }
-        let fd = openat(cacheFD, Self.folderName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        let fd = DescriptorReserve.admit(openat(cacheFD, Self.folderName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
         guard fd >= 0 else {
             let code = errno
             if code == ENOENT && !create { return nil }
@@ -228,7 +229,7 @@ public struct DataUsageLedger: Sendable {
     /// Opens `usage/lock` (a regular file, never through a link) and waits for its exclusive lock.
     private func lock(in folderFD: Int32) throws(DataUsageLedgerError) -> Int32 {
         let path = folder + "/" + Self.lockName
-        let fd = openat(folderFD, Self.lockName, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+        let fd = DescriptorReserve.admit(openat(folderFD, Self.lockName, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600))
         guard fd >= 0 else {
             throw errno == ELOOP
                 ? DataUsageLedgerError(path: path, message: "is a symbolic link, not a regular file; the usage ledger never follows it (remove it)", code: .notRegular)
@@ -260,7 +261,7 @@ public struct DataUsageLedger: Sendable {
             DataUsageLedgerError(path: path, message: "is \(DiskCacheFolder.kind(info)), not a regular file; the usage ledger never reads or writes through it (remove it)", code: .notRegular)
         }
         guard DiskCacheFolder.isRegular(info) else { return .failure(notRegular(info)) }
-        let fd = openat(folderFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let fd = DescriptorReserve.admit(openat(folderFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
         guard fd >= 0 else {
             return errno == ENOENT ? .success(nil) : .failure(.init(path: path, message: "cannot open: \(errnoText())", code: .readFailed))
         }

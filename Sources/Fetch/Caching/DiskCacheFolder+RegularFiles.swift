@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Locking
 
 /// Opening a file of the cache's layout: a regular file only, never through a symbolic link,
 /// never blocking (a FIFO or device is reported, never opened for reading).
@@ -26,7 +27,7 @@ extension DiskCacheFolder {
             return errno == ENOENT ? .missing : .failed(SystemError(path: path, errno: errno, action: "cannot read"))
         }
         guard isRegular(info) else { return .notRegular(info) }
-        let fd = openat(folderFD, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let fd = DescriptorReserve.admit(openat(folderFD, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
         guard fd >= 0 else {
             return errno == ENOENT ? .missing : .failed(SystemError(path: path, errno: errno, action: "cannot open"))
         }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Policy
+import Locking
 
 /// The cache's folder on disk: its layout, and every system call that touches it.
 ///
@@ -45,7 +46,7 @@ final class DiskCacheFolder: Sendable {
         self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.fileMode = fileMode & 0o7777
         try Self.makeFolders(self.path, mode: fileMode | ((fileMode & 0o444) >> 2) | 0o700)
-        let descriptor = open(self.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let descriptor = DescriptorReserve.admit(open(self.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC))
         guard descriptor >= 0 else {
             throw DiskCacheError(path: self.path, message: "cannot open the cache folder: \(errnoText())", code: .openFailed)
         }
@@ -178,7 +179,7 @@ final class DiskCacheFolder: Sendable {
     /// Whether the file `journal` starts with the journal's own magic (never blocks: opened
     /// non-blocking, checked regular).
     private func startsWithJournalMagic() -> Bool {
-        let fd = openat(descriptor, Self.journalName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let fd = DescriptorReserve.admit(openat(descriptor, Self.journalName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var info = stat()
@@ -192,7 +193,7 @@ final class DiskCacheFolder: Sendable {
     /// Writes `bytes` to `name` in the folder through a temporary file and a rename.
     private func writeWhole(_ bytes: [UInt8], name: String) throws(DiskCacheError) {
         let temporary = name + ".new-" + Self.randomSuffix()
-        let fd = openat(descriptor, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fileMode)
+        let fd = DescriptorReserve.admit(openat(descriptor, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fileMode))
         guard fd >= 0 else { throw DiskCacheError(path: path + "/" + name, message: "cannot create: \(errnoText())") }
         let written = Self.writeAll(fd, bytes)
         fchmod(fd, fileMode)
@@ -212,7 +213,7 @@ final class DiskCacheFolder: Sendable {
         if create && mkdirat(descriptor, name, folderMode) != 0 && errno != EEXIST {
             return .failure(SystemError(path: path + "/" + name, errno: errno, action: "cannot create the folder"))
         }
-        let fd = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        let fd = DescriptorReserve.admit(openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
         guard fd >= 0 else {
             let code = errno
             let reason = code == ELOOP ? "is a symbolic link, not a folder (not followed)" : code == ENOTDIR ? "is not a folder" : "cannot open the folder"
@@ -223,7 +224,7 @@ final class DiskCacheFolder: Sendable {
 
     /// The names in the folder open at `fd` (without `.` and `..`), or nil when it cannot be read.
     static func names(in fd: Int32) -> [String]? {
-        let copy = dup(fd)
+        let copy = DescriptorReserve.admit(dup(fd))
         guard copy >= 0 else { return nil }
         guard let directory = fdopendir(copy) else {
             close(copy)
@@ -256,7 +257,7 @@ final class DiskCacheFolder: Sendable {
     /// folder, and never blocks on one that is not.
     func readEntry(_ key: Hash128) -> ReadOutcome {
         let (shard, name) = Self.entryName(key)
-        let shardFD = openat(descriptor, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        let shardFD = DescriptorReserve.admit(openat(descriptor, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
         guard shardFD >= 0 else {
             return errno == ENOENT ? .missing : .failed(SystemError(path: path + "/" + shard, errno: errno, action: "cannot open the shard folder"))
         }
@@ -283,12 +284,12 @@ final class DiskCacheFolder: Sendable {
     /// The URL length and size of the entry for `key`, reading only its header (for listings).
     func readHeader(_ key: Hash128) -> (url: String, size: Int)? {
         let (shard, name) = Self.entryName(key)
-        let shardFD = openat(descriptor, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        let shardFD = DescriptorReserve.admit(openat(descriptor, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
         guard shardFD >= 0 else { return nil }
         defer { close(shardFD) }
         var info = stat()
         guard fstatat(shardFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0, Self.isRegular(info) else { return nil }
-        let fd = openat(shardFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let fd = DescriptorReserve.admit(openat(shardFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         guard fstat(fd, &info) == 0, Self.isRegular(info), info.st_size >= 0, info.st_size < 1 << 40 else { return nil }
@@ -350,7 +351,7 @@ final class DiskCacheFolder: Sendable {
     func createTemporary(in folderFD: Int32, prefix: String) throws(DiskCacheError) -> (fd: Int32, name: String) {
         for _ in 0..<8 {
             let name = prefix + Self.randomSuffix()
-            let fd = openat(folderFD, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fileMode)
+            let fd = DescriptorReserve.admit(openat(folderFD, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fileMode))
             if fd < 0 && errno == EEXIST { continue }
             guard fd >= 0 else {
                 throw DiskCacheError(path: path + "/tmp/" + name, message: "cannot create a temporary file: \(errnoText())")
@@ -370,7 +371,7 @@ final class DiskCacheFolder: Sendable {
     /// Removes the entry for `key` (a missing one is not a failure).
     func removeEntry(_ key: Hash128) -> SystemError? {
         let (shard, name) = Self.entryName(key)
-        let shardFD = openat(descriptor, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        let shardFD = DescriptorReserve.admit(openat(descriptor, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
         guard shardFD >= 0 else {
             return errno == ENOENT ? nil : SystemError(path: path + "/" + shard, errno: errno, action: "cannot open the shard folder")
         }
@@ -445,7 +446,7 @@ final class DiskCacheFolder: Sendable {
         }
         defer { close(folderFD) }
         for name in Self.names(in: folderFD) ?? [] where Self.isTemporaryName(name) {
-            let fd = openat(folderFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            let fd = DescriptorReserve.admit(openat(folderFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
             guard fd >= 0 else { continue }
             defer { close(fd) }
             var info = stat()

@@ -237,13 +237,13 @@ final class DiskCacheJournal: Sendable {
            !DiskCacheFolder.isRegular(info), !DiskCacheFolder.isFolder(info) {
             unlinkat(folder.descriptor, DiskCacheFolder.journalName, 0)
         }
-        var fd = openat(folder.descriptor, DiskCacheFolder.journalName,
-                        O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, folder.fileMode)
+        var fd = DescriptorReserve.admit(openat(folder.descriptor, DiskCacheFolder.journalName,
+                        O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, folder.fileMode))
         if fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS) {
             // Not writable here (another user's cache, an immutable file, a read-only disk): read
             // it all the same; appends fail and are reported.
             state.readOnlyErrno = errno
-            fd = openat(folder.descriptor, DiskCacheFolder.journalName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            fd = DescriptorReserve.admit(openat(folder.descriptor, DiskCacheFolder.journalName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
         }
         guard fd >= 0, fstat(fd, &info) == 0, DiskCacheFolder.isRegular(info) else {
             if fd >= 0 { close(fd) }
@@ -345,7 +345,7 @@ final class DiskCacheJournal: Sendable {
                 // Replaced (compacted) by another process: append to the new file instead.
                 flock(state.fd, LOCK_UN)
                 close(state.fd)
-                state.fd = openat(folder.descriptor, DiskCacheFolder.journalName, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                state.fd = DescriptorReserve.admit(openat(folder.descriptor, DiskCacheFolder.journalName, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
                 state.readOffset = -1  // read whole next time
                 state.readOnlyErrno = 0
                 if state.fd >= 0, fstat(state.fd, &info) == 0, DiskCacheFolder.isRegular(info) {
@@ -420,7 +420,7 @@ final class DiskCacheJournal: Sendable {
             }
             // Switch to the new file: a descriptor opened with O_APPEND.
             close(fd)
-            let newFD = openat(folder.descriptor, DiskCacheFolder.journalName, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            let newFD = DescriptorReserve.admit(openat(folder.descriptor, DiskCacheFolder.journalName, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
             guard newFD >= 0, fstat(newFD, &info) == 0 else {
                 if newFD >= 0 { close(newFD) }
                 state.readOffset = 0

@@ -22,6 +22,11 @@ public struct HTTPOptions: Sendable {
     public var revalidatesOnFreeLink: Bool
     /// Revalidate stale entries on an expensive, constrained or roaming link too.
     public var revalidatesOnExpensiveLink: Bool
+    /// Which retries a failed download may make on a link that costs (neither a free Wi-Fi nor
+    /// wired link: `NetworkState.isFreeLink`); on a free link every retry the transport's
+    /// `RetryPolicy` allows is made. Default `.withoutRedownloading`: a retry that would download
+    /// image bytes again (a body cut short that cannot be resumed) is not made.
+    public var retriesOnCostlyLink: RetryScope
     /// How long responses without `max-age` or `Expires` stay fresh (7 days by default).
     public var freshnessRules: HTTPFreshness.Rules
     /// Send `Save-Data: on` on a cellular, expensive, constrained or roaming link.
@@ -40,11 +45,12 @@ public struct HTTPOptions: Sendable {
 
     /// Options; every parameter defaults to the standard value.
     public init(revalidatesOnFreeLink: Bool = true, revalidatesOnExpensiveLink: Bool = false,
-                freshnessRules: HTTPFreshness.Rules = .default, sendsSaveData: Bool = true, sendsNetworkHints: Bool = true,
+                retriesOnCostlyLink: RetryScope = .costlyLinkDefault, freshnessRules: HTTPFreshness.Rules = .default, sendsSaveData: Bool = true, sendsNetworkHints: Bool = true,
                 acceptedFormats: [ImageFormat] = HTTPOptions.standardFormats,
                 clock: @escaping @Sendable () -> HTTPDate = { HTTPDate.now() }) {
         self.revalidatesOnFreeLink = revalidatesOnFreeLink
         self.revalidatesOnExpensiveLink = revalidatesOnExpensiveLink
+        self.retriesOnCostlyLink = retriesOnCostlyLink
         self.freshnessRules = freshnessRules
         self.sendsSaveData = sendsSaveData
         self.sendsNetworkHints = sendsNetworkHints
@@ -79,7 +85,9 @@ public struct HTTPOptions: Sendable {
     }
 
     /// These options with the revalidation `policy` asks for in its `revalidateStale` option
-    /// (`ImagePolicy.staleRevalidation`); unchanged when the policy does not say.
+    /// (`ImagePolicy.staleRevalidation`) and the retries it allows on a costly link in its
+    /// `retryOnCostlyLink` option (`ImagePolicy.costlyLinkRetries`); each unchanged when the
+    /// policy does not say.
     ///
     /// ```swift
     /// let pipeline = ImagePipeline(downloader: transport, disk: disk, http: HTTPOptions.standard.following(policy))
@@ -92,7 +100,15 @@ public struct HTTPOptions: Sendable {
         case .anyLink?: (options.revalidatesOnFreeLink, options.revalidatesOnExpensiveLink) = (true, true)
         case .never?: (options.revalidatesOnFreeLink, options.revalidatesOnExpensiveLink) = (false, false)
         }
+        if let retries = policy.costlyLinkRetries { options.retriesOnCostlyLink = retries }
         return options
+    }
+
+    /// Which retries a download on `network` may make (nil: unknown, taken as free): every one
+    /// on a free link, `retriesOnCostlyLink` on any other.
+    public func retries(on network: NetworkState?) -> RetryScope {
+        guard let network, !network.isFreeLink else { return .asConfigured }
+        return retriesOnCostlyLink
     }
 
     /// Whether a stale entry is revalidated on `network` (nil: unknown, taken as free): never

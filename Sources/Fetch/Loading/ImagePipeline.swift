@@ -74,6 +74,8 @@ public final class ImagePipeline: CacheInspecting {
         var backgroundUsage: DataUsageRecorder?
         var revalidation = RevalidationStatistics()
         var resumes = ResumeStatistics()
+        /// Entries removed because their bytes did not decode.
+        var undecodableDiscarded = 0
     }
 
     // Guards the table of loads and waiters, and the download count.
@@ -251,6 +253,35 @@ public final class ImagePipeline: CacheInspecting {
         state.withLock { $0.revalidation }
     }
 
+    /// Removes the image at `url` from the memory and the disk cache because its bytes did not
+    /// decode (a body cut short or damaged that an earlier version cached, a server that sent
+    /// garbage with an image's signature), and counts it (`undecodableDiscarded`): the next load
+    /// then misses, fetching the image again where the network allows, or falling back (the
+    /// cached thumbnail, the placeholder) where it does not. Returns when the disk entry is gone.
+    ///
+    /// ```swift
+    /// do { image = try decoder.decode(fetched.bytes) } catch {
+    ///     await pipeline.discardUndecodable(fetched.url)   // then decide and load again
+    /// }
+    /// ```
+    public func discardUndecodable(_ url: ImageURL) async {
+        memory.remove(url)
+        if let disk {
+            if let writes {
+                // After any write of it queued before: the entry must not come back.
+                await writes.flush()
+            }
+            await readers.run { disk.remove(url) }
+        }
+        state.withLock { $0.undecodableDiscarded += 1 }
+        logger.notice("an image that does not decode was removed from the caches", metadata: ["url": "\(url)"])
+    }
+
+    /// Entries removed by `discardUndecodable(_:)` so far.
+    public var undecodableDiscarded: Int {
+        state.withLock { $0.undecodableDiscarded }
+    }
+
     /// Downloads completed by resuming a partial body, and the bytes that were not downloaded again.
     public var resumeStatistics: ResumeStatistics {
         state.withLock { $0.resumes }
@@ -349,143 +380,62 @@ public final class ImagePipeline: CacheInspecting {
 
     /// Downloads `url` without conditions and stores it with its freshness. With a disk cache,
     /// the body is kept as a partial body while it arrives (every `partialLimits.minimumBytes`, and
-    /// when the transfer stops early), and a partial body kept earlier is resumed: `Range` and
-    /// `If-Range` ask for the rest only.
-    private func download(_ url: ImageURL, priority: RequestPriority, network: NetworkState?,
-                          resuming: Bool = true) async throws(FetchError) -> FetchedImage {
+    /// when the transfer stops early), and a partial body kept earlier is handed to the downloader
+    /// to resume (`DownloadRequest.resuming`): `CurlTransport` asks for the rest only and combines
+    /// it with the kept bytes only when the server's `206` is the rest of the same version.
+    private func download(_ url: ImageURL, priority: RequestPriority, network: NetworkState?) async throws(FetchError) -> FetchedImage {
         state.withLock { $0.downloads += 1 }
-        var headers = negotiationHeaders(on: network)
-        var partial: PartialBody?
-        var checkpoints: BodyCheckpoints?
+        var request = DownloadRequest(url: url, headers: negotiationHeaders(on: network), priority: priority,
+                                      retries: http.retries(on: network))
         if let disk, let writes {
             // Only when partial bodies exist (counted in memory: no disk call for the common case).
-            if resuming, disk.partialStatistics.count > 0, let kept = await writes.thread.run({ disk.partial(for: url) }) {
-                partial = kept
-                headers += kept.resumeHeaders
+            if disk.partialStatistics.count > 0, let kept = await writes.thread.run({ disk.partial(for: url) }) {
+                request.resuming = kept
             }
             // A range counts encoded bytes: resumable bodies are asked for as they are.
-            headers.append(("Accept-Encoding", "identity"))
-            checkpoints = partialCheckpoints(for: url, resumedFrom: partial, disk: disk, thread: writes.thread)
+            request.headers.append(("Accept-Encoding", "identity"))
+            request.checkpoints = partialCheckpoints(for: url, disk: disk, thread: writes.thread)
         }
         let requestedAt = http.clock()
         let response: DownloadResponse
         do {
-            response = try await downloader.response(for: url, headers: headers, priority: priority, checkpoints: checkpoints)
+            response = try await downloader.response(to: request)
         } catch {
-            if partial != nil, case .httpStatus(416) = error.code, let disk {
-                await writes?.thread.run { disk.discardPartial(for: url) }
-                return try await adding(failedBytes: error.receivedBytes) { () async throws(FetchError) in
-                    try await download(url, priority: priority, network: network, resuming: false)
-                }
-            }
             if error.code != .cancelled {
                 logger.warning("download failed", metadata: ["url": "\(url)", "error": "\(error)"])
             }
             throw error
         }
         measure(response, on: network)
-        if response.status == 206, let partial, let disk, let writes {
-            return try await adding(failedBytes: response.failedAttemptBytes) { () async throws(FetchError) in
-                try await completeResumed(url, response, partial: partial, disk: disk, thread: writes.thread,
-                                          requestedAt: requestedAt, priority: priority, network: network)
-            }
-        }
         var image = try await adding(failedBytes: response.failedAttemptBytes) { () async throws(FetchError) in
             try await accept(response, for: url, requestedAt: requestedAt)
         }
         image.retries = max(1, response.attempts) - 1
-        // The whole body came (a 200: also when the validator changed): no partial body is left.
-        if let disk, let writes, partial != nil || response.body.count >= disk.partialLimits.minimumBytes {
+        if response.resumedBytes > 0 {
+            image.resumedBytes = response.resumedBytes
+            state.withLock { $0.resumes.add(savedBytes: response.resumedBytes) }
+        }
+        // The whole body came: no partial body is left.
+        if let disk, let writes, request.resuming != nil || response.body.count >= disk.partialLimits.minimumBytes {
             writes.thread.submit { disk.discardPartial(for: url) }
         }
         return image
     }
 
-    /// A 206 to a resumed request: the kept bytes plus the rest, stored as a whole entry; a range
-    /// other than the one asked for, or a total that does not add up, discards the partial body
-    /// and downloads `url` again from the start.
-    private func completeResumed(_ url: ImageURL, _ response: DownloadResponse, partial: PartialBody, disk: DiskCache,
-                                 thread: DiskThreads, requestedAt: HTTPDate, priority: RequestPriority,
-                                 network: NetworkState?) async throws(FetchError) -> FetchedImage {
-        let expected = ContentRange(first: partial.offset, last: partial.totalLength - 1, complete: partial.totalLength)
-        // The whole body's freshness: a 206 counts as the 200 it completes.
-        var renewed = HTTPFreshness(status: 206, headers: response.headers, requestedAt: requestedAt, receivedAt: http.clock())
-        renewed.status = 200
-        let freshness = renewed
-        let range = response.header("Content-Range").flatMap(ContentRange.init)
-        let whole: Result<[UInt8]?, DiskCacheError> = await thread.run {
-            guard range == expected else {
-                disk.discardPartial(for: url)
-                return .success(nil)
-            }
-            // The bytes kept when the request was made (this transfer's checkpoints have grown
-            // the partial body on disk since): they and the rest make the whole body.
-            defer { disk.discardPartial(for: url) }
-            guard partial.offset + response.body.count == partial.totalLength else { return .success(nil) }
-            let body = partial.bytes + response.body
-            return Result { () throws(DiskCacheError) in
-                try disk.store(body, for: url, freshness: freshness)
-                return body
-            }
-        }
-        let body: [UInt8]
-        switch whole {
-        case .success(let bytes?):
-            body = bytes
-        case .success(nil):
-            logger.info("a resumed download did not add up: downloading again", metadata: ["url": "\(url)",
-                        "range": "\(response.header("Content-Range") ?? "none")", "kept": "\(partial.offset)"])
-            // The rest received is thrown away: bytes of a failed attempt.
-            return try await adding(failedBytes: response.body.count) { () async throws(FetchError) in
-                try await download(url, priority: priority, network: network, resuming: false)
-            }
-        case .failure(let error):
-            // The body is whole; only its disk entry failed.
-            logger.warning("cannot store a resumed download", metadata: ["url": "\(url)", "path": "\(error.path)", "error": "\(error.message)"])
-            body = partial.bytes + response.body
-        }
-        if ImageFormat.sniff(body) == nil || (try? http.checkFormat(of: body, for: url)) == nil {
-            await thread.run { disk.remove(url) }
-        }
-        guard ImageFormat.sniff(body) != nil else {
-            throw FetchError(url: url, code: .notAnImage(contentType: response.header("Content-Type"), start: ImageFormat.describeStart(body)),
-                             receivedBytes: response.body.count)
-        }
-        do {
-            try http.checkFormat(of: body, for: url)
-        } catch {
-            throw error.adding(receivedBytes: response.body.count)
-        }
-        memory.store(body, for: url)
-        state.withLock { $0.resumes.add(savedBytes: partial.offset) }
-        return FetchedImage(url: url, bytes: body, source: .network, retries: max(1, response.attempts) - 1, resumedBytes: partial.offset)
-    }
-
     /// Keeps the body of a transfer of `url` as a partial body while it arrives: a 200 with a
-    /// strong validator, a `Content-Length` and no `Content-Encoding` from the start; a 206 to a
-    /// resumed request as the kept bytes plus the rest so far. Runs on the disk writer's thread.
-    private func partialCheckpoints(for url: ImageURL, resumedFrom kept: PartialBody?, disk: DiskCache,
-                                    thread: DiskThreads) -> BodyCheckpoints {
+    /// strong validator, a `Content-Length` and no `Content-Encoding` (a body the downloader
+    /// combined with kept bytes comes as the 200 it completes). Runs on the disk writer's thread.
+    private func partialCheckpoints(for url: ImageURL, disk: DiskCache, thread: DiskThreads) -> BodyCheckpoints {
         let clock = http.clock
         let logger = self.logger
         return BodyCheckpoints(every: max(1, disk.partialLimits.minimumBytes)) { received in
-            let response = DownloadResponse(status: received.status, headers: received.headers, body: [], requestedAt: clock(), receivedAt: clock())
-            guard response.header("Content-Encoding").map({ $0.lowercased() == "identity" }) ?? true else { return }
-            let bytes: [UInt8], validator: String, total: Int
-            switch received.status {
-            case 200:
-                guard let found = HTTPFreshness(status: 200, headers: received.headers, receivedAt: clock()).rangeValidator,
-                      let length = response.header("Content-Length").flatMap({ Int($0.filter { $0 != " " }) }) else { return }
-                (bytes, validator, total) = (received.body, found, length)
-            case 206:
-                guard let kept else { return }
-                (bytes, validator, total) = (kept.bytes + received.body, kept.validator, kept.totalLength)
-            default:
-                return
-            }
+            guard received.status == 200,
+                  let resumption = RangeResumption.ofFailedAttempt(status: 200, headers: received.headers, body: received.body,
+                                                                   receivedThisLoad: received.body.count, now: clock()) else { return }
+            let held = resumption.held
             thread.submit {
                 do throws(DiskCacheError) {
-                    try disk.savePartial(bytes, for: url, validator: validator, totalLength: total)
+                    try disk.savePartial(held.bytes, for: url, validator: held.validator, totalLength: held.totalLength)
                 } catch {
                     logger.info("cannot keep a partial body", metadata: ["url": "\(url)", "error": "\(error.message)"])
                 }
@@ -498,8 +448,12 @@ public final class ImagePipeline: CacheInspecting {
     /// A body refused here was received all the same: its error counts it (`receivedBytes`).
     private func accept(_ response: DownloadResponse, for url: ImageURL, requestedAt: HTTPDate) async throws(FetchError) -> FetchedImage {
         let bytes: [UInt8]
-        do {
+        do throws(FetchError) {
             bytes = try response.wholeImage(of: url)
+            // A downloader other than `CurlTransport` may not have checked that the body is whole.
+            if !response.wholeImageChecked, case .incomplete(let detail) = ImageCompleteness.check(bytes) {
+                throw FetchError(url: url, code: .incompleteImage(detail))
+            }
             try http.checkFormat(of: bytes, for: url)
         } catch {
             throw error.adding(receivedBytes: response.body.count)
@@ -520,7 +474,8 @@ public final class ImagePipeline: CacheInspecting {
         guard !conditions.isEmpty, let disk else { return try await download(url, priority: priority, network: network) }
         state.withLock { $0.downloads += 1 }
         let requestedAt = http.clock()
-        let response = try await downloader.response(for: url, headers: conditions + negotiationHeaders(on: network), priority: priority)
+        let response = try await downloader.response(to: DownloadRequest(url: url, headers: conditions + negotiationHeaders(on: network),
+                                                                          priority: priority, retries: http.retries(on: network)))
         measure(response, on: network)
         return try await adding(failedBytes: response.failedAttemptBytes) { () async throws(FetchError) in
             try await revalidated(url, stored, response, disk: disk, requestedAt: requestedAt, priority: priority, network: network)

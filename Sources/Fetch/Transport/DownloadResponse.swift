@@ -32,6 +32,13 @@ public struct DownloadResponse: Sendable {
     /// failures: a body cut short, an error page…): received, but not part of `body`. Counted by
     /// `DataUsageRecorder` as bytes of failed attempts (through `FetchedImage.failedBytes`).
     public var failedAttemptBytes: Int
+    /// Bytes at the start of `body` that were not downloaded for this answer: the held bytes of
+    /// `DownloadRequest.resuming` that the server's `206` completed (0 when it sent the whole
+    /// body, or nothing was held).
+    public var resumedBytes = 0
+    /// Whether `body` was checked to be a whole image (its signature and `ImageCompleteness`) by
+    /// the downloader: `CurlTransport` checks every whole-body answer.
+    var wholeImageChecked = false
 
     /// A response; a negative `failedAttemptBytes` counts as 0.
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8],

@@ -37,6 +37,15 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The server sent an image of a format the request's `Accept` did not list: what came,
         /// and what was asked for (best first).
         case formatNotAsked(received: ImageFormat, asked: [ImageFormat])
+        /// The body ends before the image its format describes does (`ImageCompleteness`): a
+        /// `Content-Length` smaller than the image, a connection closed early. What was missing.
+        case incompleteImage(String)
+        /// The response breaks HTTP's framing or syntax: two different `Content-Length` fields,
+        /// a status line that is no HTTP one, a header too large. What was wrong.
+        case invalidResponse(String)
+        /// The system refused a resource the transfer needs (file descriptors, threads, memory,
+        /// a curl handle): what and why. Not the server's fault; asking again later may work.
+        case outOfResources(String)
     }
 
     /// The URL that was being loaded.
@@ -70,7 +79,7 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     /// opposed to a local error or a cancellation.
     public var isRemote: Bool {
         switch code {
-        case .cancelled, .localIO: return false
+        case .cancelled, .localIO, .outOfResources: return false
         default: return true
         }
     }
@@ -100,6 +109,9 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case .redirectRefused(let message): return message
         case .offline: return "offline and not cached"
         case .localIO(let message): return message
+        case .incompleteImage(let detail): return "the body ends before the image does: \(detail)"
+        case .invalidResponse(let detail): return "not a valid HTTP response: \(detail)"
+        case .outOfResources(let detail): return detail
         case .formatNotAsked(let received, let asked):
             return "the server sent \(received.rawValue), a format not asked for (Accept: \(asked.map(\.rawValue).joined(separator: ", ")))"
         }

@@ -26,6 +26,14 @@ public protocol ImageDownloading: Sendable {
     func response(for url: ImageURL, headers: [(name: String, value: String)],
                   priority: RequestPriority, checkpoints: BodyCheckpoints?) async throws(FetchError) -> DownloadResponse
 
+    /// The answer to `request`: as `response(for:headers:priority:checkpoints:)`, and with
+    /// `request.resuming` only the rest asked for and combined with the held bytes when (and
+    /// only when) the server's `206` is the rest of the same version (`DownloadResponse.resumedBytes`),
+    /// with `request.retries` limiting the retries. The default asks for the whole image with
+    /// `response(for:headers:priority:checkpoints:)` (the resumption and the retry scope are not
+    /// used: a downloader that does not resume never combines bytes).
+    func response(to request: DownloadRequest) async throws(FetchError) -> DownloadResponse
+
     /// Holds downloads that have not started yet (while the user scrolls, say); those running
     /// go on. The default does nothing.
     func suspend()
@@ -53,6 +61,12 @@ extension ImageDownloading {
         let requestedAt = HTTPDate.now()
         let body = try await download(url, priority: priority)
         return DownloadResponse(status: 200, body: body, requestedAt: requestedAt, receivedAt: HTTPDate.now())
+    }
+
+    /// The whole image for `request.url` with `request`'s header fields, priority and
+    /// checkpoints; the resumption and the retry scope are not used.
+    public func response(to request: DownloadRequest) async throws(FetchError) -> DownloadResponse {
+        try await response(for: request.url, headers: request.headers, priority: request.priority, checkpoints: request.checkpoints)
     }
 
     /// `response(for:headers:priority:checkpoints:)` without checkpoints.

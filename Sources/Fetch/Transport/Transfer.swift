@@ -6,11 +6,17 @@ import Synchronization
 /// One attempt at a download: its request and priority, the bytes received so far, and the
 /// continuation of the task that waits for it.
 ///
-/// `body`, `receivedBytes`, `tooLarge` and `easy` are touched only on the transport thread; `retryAfter` is written
-/// by the thread and read by the waiter, under a lock of its own; `isCancelled` is
-/// atomic; the continuation is resumed exactly once, under `resumed`'s lock.
+/// `body`, `receivedBytes`, `tooLarge`, `answer`, the redirect and header-field state and `easy`
+/// are touched only on the transport thread (its curl callbacks included); `retryAfter` and
+/// `afterFailure` are written by the thread and read by the waiter, under locks of their own;
+/// `isCancelled` is atomic; the continuation is resumed exactly once, under `resumed`'s lock.
 final class Transfer: @unchecked Sendable {
+    /// The URL asked for.
     let url: ImageURL
+    /// The URL requested now: `url`, or the target of the redirects followed so far.
+    var currentURL: ImageURL
+    /// Redirects followed so far.
+    var redirects = 0
     let hostKey: String
     let maximumBodySize: Int
     /// Read by the queue each time it chooses what to start.
@@ -20,12 +26,20 @@ final class Transfer: @unchecked Sendable {
     let returnsHeaders: Bool
     /// Extra request header fields (`Name: value` lines), owned by the transfer until it ends.
     let requestHeaders: UnsafeMutablePointer<curl_slist>?
+    /// The bytes held before this attempt, asked to be completed with `Range` and `If-Range`.
+    let resumption: RangeResumption?
     /// When the request was sent: set on the transport thread when the transfer starts.
     var requestedAt = HTTPDate.now()
+    /// The body so far: the held bytes and the rest while the answer is being combined with them
+    /// (`answer == .combined`), else the answer's own body.
     var body: [UInt8] = []
+    /// What the body of the response being received is (judged at its first body bytes).
+    var answer = Answer.awaiting
     /// Body bytes curl handed over, a chunk refused as too large included: what a failed attempt
     /// received (`FetchError.receivedBytes`).
     var receivedBytes = 0
+    /// The `Content-Length` values of the response being received (its header lines, as they come).
+    var contentLengths: [String] = []
     /// Who hears of the body while it arrives, and at which length next.
     var checkpoints: BodyCheckpoints?
     var nextCheckpoint = Int.max
@@ -37,20 +51,65 @@ final class Transfer: @unchecked Sendable {
         set { retryAfterState.withLock { $0 = newValue } }
     }
     private let retryAfterState = Locked<RetryAfter?>(nil)
+    /// What a failed attempt leaves for the next one (set before its waiter is resumed).
+    var afterFailure: AfterFailure {
+        get { afterFailureState.withLock { $0 } }
+        set { afterFailureState.withLock { $0 = newValue } }
+    }
+    private let afterFailureState = Locked(AfterFailure())
     var tooLarge = false
+    /// Why the last socket this transfer asked for could not be made (an errno), 0 if it was.
+    var socketErrno: Int32 = 0
     var easy: UnsafeMutableRawPointer?
     let errorBuffer: UnsafeMutablePointer<CChar>
+
+    /// What the body being received is.
+    enum Answer: Equatable {
+        /// No body byte judged yet.
+        case awaiting
+        /// A 2xx's own body from its first byte (the held bytes, if any, were dropped).
+        case whole
+        /// The held bytes, then the rest a 206 brings (`RangeResumption.Verdict.combine`).
+        case combined
+        /// Not a 2xx: an error page, a redirect's body.
+        case error
+        /// A 206 that cannot be combined with the held bytes: why. The transfer was stopped.
+        case refused(String)
+    }
+
+    /// What a failed attempt leaves for the next: the bytes it makes resumable, and how many of
+    /// the image bytes it (and the held bytes before it) received would be lost by asking again
+    /// from the start.
+    struct AfterFailure: Sendable {
+        /// The resumption the next attempt can make; nil: none, ask for the whole image.
+        var resumption: RangeResumption?
+        /// Whether the held bytes of this attempt's resumption were dropped (a 200 instead, a
+        /// refused 206): they cannot be resumed from again.
+        var heldBytesDropped = false
+        /// Why the answer could not complete the held bytes (a 206 for another version or range,
+        /// a 416): the whole image is asked for next, at once.
+        var refusal: String?
+        /// Whether this attempt received body bytes of a 2xx answer (image bytes).
+        var receivedImageBytes = false
+    }
 
     private let cancelled = Atomic<Bool>(false)
     // Guards the continuation, so that it is resumed once whoever finishes first.
     private let resumed = Locked<CheckedContinuation<DownloadResponse, any Error>?>(nil)
 
     init(url: ImageURL, maximumBodySize: Int, priority: RequestPriority = RequestPriority(),
-         headers: [(name: String, value: String)] = [], returnsHeaders: Bool = true) {
+         headers: [(name: String, value: String)] = [], returnsHeaders: Bool = true, resumption: RangeResumption? = nil) {
         self.url = url
+        self.currentURL = url
         self.returnsHeaders = returnsHeaders
+        self.resumption = resumption
+        body = resumption?.held.bytes ?? []
         var list: UnsafeMutablePointer<curl_slist>?
-        for (name, value) in headers {
+        // With a resumption, its Range and If-Range replace any the caller gave.
+        let fields = resumption.map { held in
+            headers.filter { !["range", "if-range"].contains($0.name.lowercased()) } + held.requestHeaders
+        } ?? headers
+        for (name, value) in fields {
             // A line break in a field would split the request: such a field is not sent.
             let line = "\(name): \(value)"
             guard !line.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 }) else { continue }

@@ -18,15 +18,17 @@ final class TransferScheduler: @unchecked Sendable {
     // Guards the line of transfers and the lifecycle. `curl_multi_wakeup` is called under it, so
     // that no wake-up can reach the multi handle after the thread has freed it (`threadStopped`).
     private let state: Locked<State>
-    // Immutable; `curl_multi_wakeup` may be called from any thread while the handle lives.
-    private let multi: UnsafeMutableRawPointer
+    // Immutable; `curl_multi_wakeup` may be called from any thread while the handle lives. Nil
+    // when the transport could not start (no multi handle, no thread).
+    private let multi: UnsafeMutableRawPointer?
 
     /// curl handles alive (the multi handle and every easy handle), counted by the thread: after a
     /// shutdown, 0. For tests.
     let openHandles = Atomic<Int>(1)
 
-    /// `multi` is owned by the thread, which frees it after `threadStopped()`.
-    init(configuration: TransportConfiguration, multi: UnsafeMutableRawPointer) {
+    /// `multi` is owned by the thread, which frees it after `threadStopped()`; nil for a transport
+    /// that could not start (then `stoppedWithoutThread()` follows at once).
+    init(configuration: TransportConfiguration, multi: UnsafeMutableRawPointer?) {
         state = Locked(State(queue: TransferQueue(maximumConnections: configuration.maximumConnections,
                                                   maximumConnectionsPerHost: configuration.maximumConnectionsPerHost)))
         self.multi = multi
@@ -116,6 +118,16 @@ final class TransferScheduler: @unchecked Sendable {
     /// Wakes the thread from `curl_multi_poll` unless it has freed the multi handle. Called under
     /// the lock, which `threadStopped` takes before the handle is freed.
     private func wake(ifAlive lifecycle: TransportLifecycle<ShutdownWaiter>) {
-        if lifecycle.threadIsAlive { curl_multi_wakeup(multi) }
+        if lifecycle.threadIsAlive, let multi { curl_multi_wakeup(multi) }
+    }
+
+    /// The transport could not start its thread (or had no multi handle): it is stopped from the
+    /// start, so that nothing is queued and a shutdown returns at once.
+    func stoppedWithoutThread() {
+        state.withLock { state in
+            _ = state.lifecycle.requestShutdown(nil)
+            _ = state.lifecycle.threadStopped()
+        }
+        openHandles.store(0, ordering: .releasing)
     }
 }

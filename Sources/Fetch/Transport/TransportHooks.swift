@@ -1,3 +1,5 @@
+import CCurl
+import Locking
 import Policy
 
 /// Test points of `CurlTransport`, internal: tests reach them with `@testable import Fetch` to put
@@ -15,6 +17,14 @@ struct TransportHooks: Sendable {
     var assertsShutdownBeforeDeinit = true
     /// What retry backoffs wait on: a `ManualClock` in tests, so that no test waits for real time.
     var clock: any Clock<Duration> = ContinuousClock()
+    /// Makes the transport's multi handle: `curl_multi_init` unless a test makes it fail, as it
+    /// does when the process has no file descriptor left.
+    var makeMultiHandle: @Sendable () -> UnsafeMutableRawPointer? = { curl_multi_init() }
+    /// Starts the transport thread: `OwnedThread.detached` unless a test makes it fail, as it
+    /// does when the system refuses a thread.
+    var startThread: @Sendable (@escaping @Sendable () -> Void) throws(OwnedThread.StartFailure) -> Void = { body throws(OwnedThread.StartFailure) in
+        try OwnedThread.detached(body)
+    }
     /// 64 random bits for the backoff's jitter: a seeded generator in tests.
     var random: @Sendable () -> UInt64 = { UInt64.random(in: .min ... .max) }
 }

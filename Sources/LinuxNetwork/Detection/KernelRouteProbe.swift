@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Locking
 
 /// Asks the kernel which interface carries traffic to the internet, without sending anything:
 /// a UDP socket is "connected" to a TEST-NET address (RFC 5737 / RFC 3849; connecting a UDP
@@ -14,7 +15,7 @@ enum KernelRouteProbe {
     }
 
     private static func probe(family: Int32) -> String? {
-        let fd = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = DescriptorReserve.admit(socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0))
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var local = sockaddr_storage()

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Policy
+import Locking
 
 /// Small reads of sysfs and procfs: attribute files, links, existence. Failures are nil: a
 /// missing or unreadable attribute is a fact the classification copes with.
@@ -16,7 +17,7 @@ enum SystemFiles {
     static func text(_ path: String) -> String? {
         // O_NONBLOCK: a FIFO planted in a fake tree (`network --root`) opens at once and is then
         // refused below, and a file that waits for data fails instead of blocking.
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        let fd = DescriptorReserve.admit(open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC))
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()

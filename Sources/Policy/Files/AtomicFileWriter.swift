@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Locking
 
 /// Replaces a file's content atomically: the bytes go to a temporary file in the same folder,
 /// which is flushed to disk and renamed over the target. A reader sees the old file or the new
@@ -30,7 +31,7 @@ package enum AtomicFileWriter {
         if createFolders { try makeFolders(folder, for: path) }
         let template = folder + "/." + (target.path.split(separator: "/").last.map(String.init) ?? "file") + ".tmp-XXXXXX"
         var templateBytes = Array(template.utf8CString)
-        let fd = templateBytes.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        let fd = templateBytes.withUnsafeMutableBufferPointer { DescriptorReserve.admit(mkstemp($0.baseAddress!)) }
         guard fd >= 0 else { throw failure(path, "cannot create a temporary file: \(errnoText(errno).lowercased())") }
         let temporary = String(decoding: templateBytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var finished = false
@@ -45,7 +46,7 @@ package enum AtomicFileWriter {
         }
         guard rename(temporary, target.path) == 0 else { throw failure(path, "rename failed: \(errnoText(errno).lowercased())") }
         finished = true
-        let folderFD = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let folderFD = DescriptorReserve.admit(open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC))
         if folderFD >= 0 {
             _ = fsync(folderFD)
             close(folderFD)

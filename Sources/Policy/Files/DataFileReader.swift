@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Locking
 
 /// Reads a whole data file (items, policy, settings) with errors that name the file and say
 /// what is wrong, and a size limit so that a huge file cannot exhaust memory.
@@ -22,7 +23,7 @@ package enum DataFileReader {
     /// The bytes of `path`; `-` reads standard input.
     package static func read(_ path: String) throws(DataFileError) -> [UInt8] {
         if path == "-" { return try readAll(fd: 0, source: "<stdin>") }
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        let fd = DescriptorReserve.admit(open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC))
         guard fd >= 0 else {
             let code = errno
             // A socket cannot be opened at all (ENXIO): say what it is rather than the errno text.

@@ -21,7 +21,7 @@ extension ImagePolicy {
         let document = try JSONParser().parse(bytes, source: source)
         let reader = try JSONObjectReader(document, source: source, what: "the policy",
                                           keys: ["description", "settings", "rules", "prefetch", "runningLoadsOnWorseNetwork", "slowBelow",
-                                                 "revalidateStale", "cases"])
+                                                 "revalidateStale", "retryOnCostlyLink", "cases"])
         let summary = try reader.string("description") ?? ""
         var declarations: [SettingDeclaration] = []
         for member in try reader.object("settings") ?? [] {
@@ -55,13 +55,21 @@ extension ImagePolicy {
             }
             return choice
         }
+        let retriesValue = reader.value("retryOnCostlyLink")
+        let costlyLinkRetries = try reader.string("retryOnCostlyLink").map { text throws(DataFileError) -> RetryScope in
+            guard let choice = RetryScope(rawValue: text) else {
+                throw reader.error("\"retryOnCostlyLink\" must be \(quotedList(RetryScope.allCases.map(\.rawValue))), "
+                                   + "found \(JSONWriter.quoted(text))", at: retriesValue)
+            }
+            return choice
+        }
         var cases: [PolicyCase] = []
         for (index, value) in (try reader.array("cases") ?? []).enumerated() {
             cases.append(try Self.policyCase(from: value, source: source, context: "case \(index + 1)"))
         }
         try self.init(name: name, summary: summary, settings: declarations, rules: rules, cases: cases, prefetch: prefetch,
                       runningLoadsOnWorseNetwork: runningLoads, slowBelow: slowBelow, staleRevalidation: staleRevalidation,
-                      source: source, ruleLines: ruleValues.map(\.line))
+                      costlyLinkRetries: costlyLinkRetries, source: source, ruleLines: ruleValues.map(\.line))
     }
 
     private static func prefetchRule(from value: JSONValue, source: String, index: Int) throws(DataFileError) -> PrefetchRule {

@@ -42,6 +42,10 @@ public struct ImagePolicy: Sendable {
     /// The `revalidateStale` option: on which links stale cached images are revalidated; nil when
     /// the policy does not say (the app's `HTTPOptions` decide, by default as `.freeLink`).
     public let staleRevalidation: StaleRevalidation?
+    /// The `retryOnCostlyLink` option: which retries of a failed download are made on a link
+    /// that costs (not `NetworkState.isFreeLink`); nil when the policy does not say (the app's
+    /// `HTTPOptions` decide, by default `RetryScope.costlyLinkDefault`).
+    public let costlyLinkRetries: RetryScope?
     /// The compiled lookup table.
     @usableFromInline let table: DecisionTable
     /// The compiled prefetch plans and running-loads choices.
@@ -62,14 +66,17 @@ public struct ImagePolicy: Sendable {
     ///   - slowBelow: the threshold under which a measured link is slow; required when a rule
     ///     tests `slow`, refused otherwise.
     ///   - staleRevalidation: the `revalidateStale` option (default nil: not said).
+    ///   - costlyLinkRetries: the `retryOnCostlyLink` option (default nil: not said).
     ///   - source: the file name for error messages (`<built-in>` for code).
     ///   - ruleLines: the line of each rule in `source`, for error messages (empty for code).
     /// - Throws: `DataFileError` with code `.invalid` naming the rule, entry or case and what is wrong.
     public init(name: String, summary: String = "", settings: [SettingDeclaration], rules: [PolicyRule],
                 cases: [PolicyCase] = [], prefetch: [PrefetchRule] = [], runningLoadsOnWorseNetwork: [RunningLoadsRule] = [],
                 slowBelow: SlowLinkThreshold? = nil, staleRevalidation: StaleRevalidation? = nil,
+                costlyLinkRetries: RetryScope? = nil,
                 source: String = "<built-in>", ruleLines: [Int] = []) throws(DataFileError) {
         self.staleRevalidation = staleRevalidation
+        self.costlyLinkRetries = costlyLinkRetries
         self.name = name
         self.summary = summary
         self.settings = settings
@@ -89,6 +96,13 @@ public struct ImagePolicy: Sendable {
     /// `StaleRevalidation.default` when the policy does not say.
     public func revalidatesStale(on network: NetworkState) -> Bool {
         (staleRevalidation ?? .default).allows(on: network)
+    }
+
+    /// Which retries of a failed download are made on `network`: every one the transport allows
+    /// on a free link; on a link that costs, as `costlyLinkRetries` says, or
+    /// `RetryScope.costlyLinkDefault` when the policy does not say.
+    public func retries(on network: NetworkState) -> RetryScope {
+        network.isFreeLink ? .asConfigured : costlyLinkRetries ?? .costlyLinkDefault
     }
 
     /// The position of the setting `key` among `settings`, or nil when the policy does not read it.

@@ -164,7 +164,7 @@ public final class FileSettingsStore: SettingsStore {
         if let unavailable { throw DataFileError(.writeFailed, source: path, message: unavailable) }
         try refuseUnwritablePath()
         try AtomicFileWriter.makeFolders(AtomicFileWriter.parentFolder(of: path), for: path)
-        let lockFD = open(lockPath(), O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let lockFD = DescriptorReserve.admit(open(lockPath(), O_RDWR | O_CREAT | O_CLOEXEC, 0o644))
         guard lockFD >= 0 else {
             throw DataFileError(.writeFailed, source: path, message: "cannot open the lock file: \(errnoText(errno).lowercased())")
         }

@@ -87,7 +87,7 @@ final class SimulationServer: Sendable {
     /// Starts listening on 127.0.0.1 and a free port.
     init(_ configuration: Configuration) throws(StartFailure) {
         self.configuration = configuration
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = DescriptorReserve.admit(socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0))
         guard fd >= 0 else { throw StartFailure(description: "the simulation server: socket: \(errnoText(errno))") }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -153,22 +153,30 @@ final class SimulationServer: Sendable {
     }
 
     static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    /// A private chunk's header (`imPs`, its length filled in per body) and the tag it starts with.
+    static let chunkType = Array("imPs".utf8)
     static let tag = Array("\nimgpolicy-simulate ".utf8)
 
-    /// The smallest body size: the signature, the tag and the longest path.
-    static let smallestBody = 64
+    /// The smallest body size: the signature, the chunks' framing (32 bytes), the tag and the
+    /// longest path.
+    static let smallestBody = 96
 
-    /// The body of `path`: the signature, the tag and path, a newline, zeros up to `size`.
+    /// The body of `path`: a whole PNG container (what the fetcher accepts: `ImageCompleteness`)
+    /// of `size` bytes: the signature, one private chunk holding the tag, the path, a newline and
+    /// zeros, then the `IEND` chunk.
     static func body(path: String, size: Int) -> [UInt8] {
-        var bytes = signature + tag + Array(path.utf8) + [0x0A]
-        if bytes.count < size { bytes += [UInt8](repeating: 0, count: size - bytes.count) }
-        return Array(bytes.prefix(max(size, signature.count)))
+        var data = tag + Array(path.utf8) + [0x0A]
+        if data.count < size - 32 { data += [UInt8](repeating: 0, count: size - 32 - data.count) }
+        let length = UInt32(data.count)
+        let lengthBytes = [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
+        return signature + lengthBytes + chunkType + data + [0, 0, 0, 0] + [0, 0, 0, 0] + Array("IEND".utf8) + [0, 0, 0, 0]
     }
 
     /// The path a body says it is for; nil when the bytes are not a body of this server.
     static func path(in bytes: [UInt8]) -> String? {
-        let start = signature.count + tag.count
-        guard bytes.count > start, Array(bytes[0..<start]) == signature + tag else { return nil }
+        let start = signature.count + 8 + tag.count
+        guard bytes.count > start, Array(bytes[0..<8]) == signature, Array(bytes[12..<16]) == chunkType,
+              Array(bytes[16..<start]) == tag else { return nil }
         let rest = bytes[start..<min(bytes.count, start + 64)]
         guard let end = rest.firstIndex(of: 0x0A) else { return nil }
         return String(decoding: rest[..<end], as: UTF8.self)
@@ -213,9 +221,15 @@ final class SimulationServer: Sendable {
 
     private func acceptLoop() {
         while true {
-            let client = accept(listener, nil, nil)
+            let client = DescriptorReserve.admit(accept(listener, nil, nil))
             if client < 0 {
                 if errno == EINTR || errno == ECONNABORTED { continue }
+                if errno == EMFILE || errno == ENFILE {
+                    // No descriptor for it now (the client sees the connection refused or
+                    // reset, and retries): wait a little rather than spin, then go on.
+                    usleep(10_000)
+                    continue
+                }
                 return
             }
             var yes: Int32 = 1
