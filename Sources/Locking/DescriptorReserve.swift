@@ -8,7 +8,7 @@ import Darwin
 
 /// Keeps the last few file descriptors of the process's limit free for the runtime: every
 /// descriptor the package opens itself passes through `admit(_:)`, which refuses one numbered
-/// among the last `reserved` under the limit (closing it, `errno` = `EMFILE`), as if the limit
+/// among the last `reserved` (8) under the limit (closing it, `errno` = `EMFILE`), as if the limit
 /// were `reserved` lower.
 ///
 /// Why: on Linux, libdispatch (under Swift's concurrency) opens `/proc/<tid>/stat` of its
@@ -25,8 +25,11 @@ import Darwin
 ///
 /// Thread safety: every method may be called from any thread at once.
 package enum DescriptorReserve {
-    /// Descriptors kept free below the limit.
-    package static let reserved: Int32 = 4
+    /// Descriptors kept free below the limit: libdispatch's monitor needs one at a time, but
+    /// several of the package's threads may each hold one for a moment (between an open past the
+    /// ceiling and its close), and other libraries (libcurl's socket pair, a resolver) open their
+    /// own.
+    package static let reserved: Int32 = 8
 
     /// The lowest number refused: the soft limit minus `reserved`, read once; `Int32.max` when
     /// the limit is unknown or too large to matter.

@@ -1,4 +1,5 @@
 import Dispatch
+import Locking
 
 #if canImport(Glibc)
 import Glibc
@@ -22,8 +23,9 @@ import Darwin
 /// command's own, reported as an error.
 enum ConcurrencyStart {
     /// Descriptors that must be free before the runtime starts: libdispatch's epoll, event and
-    /// three timer descriptors, and room for the command to report its own failures.
-    static let minimumFree = 8
+    /// three timer descriptors, the reserve every later open leaves free for libdispatch
+    /// (`DescriptorReserve.reserved`), and a few for the command itself.
+    static let minimumFree = 16
 
     /// Nil when at least `minimumFree` descriptors are free, else the one-line message.
     static func descriptorShortage() -> String? {
