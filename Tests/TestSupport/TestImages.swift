@@ -6,7 +6,7 @@ public enum TestImages {
     /// data is a pattern that differs per `seed`, and the `IEND` chunk.
     public static func png(size: Int = 1024, seed: Int = 0) -> [UInt8] {
         let data = pattern(count: max(0, size - 32), seed: seed)
-        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + pngChunk("imPd", data) + pngChunk("IEND", [])
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + PNGChunks.chunk("imPd", data) + PNGChunks.chunk("IEND", [])
     }
 
     /// A "JPEG" of `size` bytes (at least 10): start of image, application segments (`APP15`)
@@ -49,13 +49,6 @@ public enum TestImages {
         ("ico", pad([0, 0, 1, 0, 1, 0], size: 512)),
         ("svg", Array("<?xml version=\"1.0\"?>\n<!-- icon -->\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1\" height=\"1\"></svg>\n".utf8)),
     ]
-
-    /// A PNG chunk: length, type, data, and a CRC field (not checked by the fetcher; zero here).
-    public static func pngChunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
-        let length = UInt32(data.count)
-        return [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
-            + Array(type.utf8) + data + [0, 0, 0, 0]
-    }
 
     /// A RIFF file of `size` bytes whose size field is right: `RIFF`, size, `kind`, a pattern.
     static func riff(_ kind: [UInt8], size: Int) -> [UInt8] {
