@@ -41,7 +41,9 @@ struct DiskCachePartialCrashTests {
 
     @Test func aPartialBodyWrittenByAKilledProcessIsOnlyEverReadAsCheckedBytes() async throws {
         if let folder = ProcessInfo.processInfo.environment[Self.writerVariable] {
-            try Self.write(into: folder)  // the child: until killed
+            // The child: until killed, or until the test that started it is gone (a writer whose
+            // parent died, a runner stopped by a timeout, must not write for ever as an orphan).
+            try Self.write(into: folder, parent: getppid())
             return
         }
         // The series blocks (processes, polling): on a thread of its own, never the cooperative pool.
@@ -101,11 +103,12 @@ struct DiskCachePartialCrashTests {
         return outcome
     }
 
-    /// The writer: resumes what it finds, appends until one byte short of the end, starts over.
-    static func write(into folder: String) throws {
+    /// The writer: resumes what it finds, appends until one byte short of the end, starts over;
+    /// stops when `parent` (the test that started it) is no longer its parent.
+    static func write(into folder: String, parent: pid_t) throws {
         let cache = try DiskCache(folder: folder, capacity: 1 << 30, partialLimits: limits)
         let whole = wholeBody()
-        while true {
+        while getppid() == parent {
             var offset: Int
             if let partial = cache.partial(for: url) {
                 offset = partial.offset
