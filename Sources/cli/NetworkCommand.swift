@@ -19,7 +19,8 @@ struct NetworkCommand: AsyncParsableCommand {
             ModemManager (3GPP registration roaming) on the system bus ($DBUS_SYSTEM_BUS_ADDRESS, \
             else the standard one). A missing bus or service leaves its fact unknown, and says why. \
             $IMGPOLICY_NETWORK, when set, overrides them all. With --watch, the state is printed, then \
-            one line per change until interrupted (with $IMGPOLICY_NETWORK set, once).
+            one line per change until interrupted or until its standard output is closed (exit 0; \
+            with $IMGPOLICY_NETWORK set, once).
             """)
 
     @Option(help: ArgumentHelp("Read sys/class/net and proc/net under this folder instead of / (for testing).", valueName: "dir"))
@@ -57,6 +58,8 @@ struct NetworkCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure(error.description, status: .unavailable)
         }
+        // A reader that leaves (`| head -1`) ends the watch at once, not at the next change.
+        StandardStreams.exitWhenOutputCloses()
         await provider.servicesAsked()
         // Each line is printed from one snapshot (the settled state first), and only when it says
         // something new: a stream value that the snapshot already showed is no change.
