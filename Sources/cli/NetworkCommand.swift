@@ -23,7 +23,7 @@ struct NetworkCommand: AsyncParsableCommand {
             with $IMGPOLICY_NETWORK set, once).
             """)
 
-    @Option(help: ArgumentHelp("Read sys/class/net and proc/net under this folder instead of / (for testing).", valueName: "dir"))
+    @Option(help: ArgumentHelp("Read sys/class/net and proc/net under this folder instead of / (for testing; a path that is not a folder is refused, exit 66).", valueName: "dir"))
     var root = "/"
 
     @Flag(help: "One JSON object per state (keys: state, kind, expensive, constrained, roaming, captive, interface, reason, sources).")
@@ -32,7 +32,22 @@ struct NetworkCommand: AsyncParsableCommand {
     @Flag(help: "Keep running: print the state, then one line per change, until interrupted.")
     var watch = false
 
+    /// `--root` must name a folder (followed through links): a missing path, a file or a FIFO
+    /// would otherwise read as an empty tree, "offline", exit 0. Exit 66, naming it.
+    func checkRoot() throws {
+        guard !root.isEmpty else { throw CommandFailure.usage("--root: the path is empty") }
+        switch FileKind(path: root, followingLinks: true) {
+        case .directory?: return
+        case let kind?: throw CommandFailure("--root \(root): is \(kind.article), not a folder", status: .noInput)
+        case nil:
+            let dangling = FileKind(path: root, followingLinks: false) == .symbolicLink
+            throw CommandFailure("--root \(root): \(dangling ? "is a symbolic link to nothing (or a loop), not a folder" : "no such folder")",
+                                 status: .noInput)
+        }
+    }
+
     func run() async throws {
+        try checkRoot()
         let environment = ProcessEnvironment.variables
         let override: EnvironmentReachability?
         do {

@@ -77,6 +77,26 @@ struct NetworkCommandTests {
         if !process.isRunning { #expect(process.terminationStatus == 0 && process.terminationReason == .exit) }
     }
 
+    /// `--root` that names no folder used to read as an empty tree: `network: offline`, exit 0.
+    @Test(arguments: ["missing", "file", "fifo"])
+    func aRootThatIsNotAFolderIsRefused(_ kind: String) async throws {
+        let root: String
+        switch kind {
+        case "missing": root = cli.home.file("nonexistent")
+        case "file": root = try cli.home.write("x", to: "a-file")
+        default:
+            root = cli.home.file("a-fifo")
+            #expect(mkfifo(root, 0o600) == 0)
+        }
+        for arguments in [["network", "--root", root], ["network", "--root", root, "--json"], ["network", "--root", root, "--watch"]] {
+            let result = try await cli.run(arguments, environment: Self.noBus)
+            #expect(result.status == 66, "\(arguments): \(result.stdout)")
+            #expect(result.stdout.isEmpty)
+            let what = kind == "missing" ? "no such folder" : kind == "file" ? "is a regular file, not a folder" : "is a FIFO, not a folder"
+            #expect(result.stderr == "imgpolicy: --root \(root): \(what)\n")
+        }
+    }
+
     @Test func watchWithTheVariableSetPrintsOnce() async throws {
         let result = try await cli.run(["network", "--watch", "--json"], environment: Self.noBus.merging(["IMGPOLICY_NETWORK": "cellular,roaming"]) { $1 })
         #expect(result.status == 0)
