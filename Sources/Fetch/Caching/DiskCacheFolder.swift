@@ -272,12 +272,13 @@ final class DiskCacheFolder: Sendable {
     }
 
     private func removeNonRegular(_ info: stat, shardFD: Int32, key: Hash128) -> ReadOutcome {
-        let kind = Self.kind(info)
-        guard !Self.isFolder(info) else { return .notRegular(kind: kind, removal: SystemError(path: entryPath(key), errno: EISDIR, action: "cannot remove (a folder under an entry's name)")) }
-        if unlinkat(shardFD, Self.entryName(key).name, 0) != 0 && errno != ENOENT {
-            return .notRegular(kind: kind, removal: SystemError(path: entryPath(key), errno: errno, action: "cannot remove"))
-        }
-        return .notRegular(kind: kind, removal: nil)
+        .notRegular(kind: Self.kind(info), removal: removeEntryName(Self.entryName(key).name, in: shardFD, shard: Self.entryName(key).shard))
+    }
+
+    /// Why a folder in the place of one of the cache's files (`what`: "entry") is left: it holds
+    /// something, which is not the cache's.
+    static func foreignFolderMessage(_ what: String = "entry") -> String {
+        "a folder that is not empty is in the place of the \(what); the cache removes only its own files (remove it yourself)"
     }
 
     /// The URL length and size of the entry for `key`, reading only its header (for listings).
@@ -339,7 +340,18 @@ final class DiskCacheFolder: Sendable {
             unlinkat(temporaryFD, temporary, 0)
             throw DiskCacheError(path: temporaryPath, message: "cannot set the mode: \(reason)")
         }
-        guard renameat(temporaryFD, temporary, folderFD, name) == 0 else {
+        var renamed = renameat(temporaryFD, temporary, folderFD, name) == 0
+        // A folder in the file's place: an empty one is debris, removed (rmdir), and the rename
+        // tried again; one holding anything is not the cache's, and is named.
+        if !renamed, errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST {
+            if unlinkat(folderFD, name, AT_REMOVEDIR) == 0 {
+                renamed = renameat(temporaryFD, temporary, folderFD, name) == 0
+            } else if errno == ENOTEMPTY || errno == EEXIST {
+                unlinkat(temporaryFD, temporary, 0)
+                throw DiskCacheError(path: finalPath, message: Self.foreignFolderMessage(what))
+            }
+        }
+        guard renamed else {
             let reason = errnoText()
             unlinkat(temporaryFD, temporary, 0)
             throw DiskCacheError(path: finalPath, message: "cannot rename \(temporaryPath) over the \(what): \(reason)")
@@ -378,9 +390,22 @@ final class DiskCacheFolder: Sendable {
         return removeEntryName(name, in: shardFD, shard: shard)
     }
 
+    /// Removes the entry name `name` in the shard open at `shardFD`, whatever it is: a file, a
+    /// FIFO, a device, a symbolic link (never followed), or a folder, only when it is empty (no
+    /// entry is a folder, so an empty one is the cache's debris; one holding anything is not the
+    /// cache's to remove, and is named). A missing one is not a failure.
     private func removeEntryName(_ name: String, in shardFD: Int32, shard: String) -> SystemError? {
         if unlinkat(shardFD, name, 0) == 0 || errno == ENOENT { return nil }
-        return SystemError(path: path + "/" + shard + "/" + name, errno: errno, action: "cannot remove")
+        var code = errno
+        if code == EISDIR {
+            // Only an empty folder goes (rmdir); the kernel checks, so nothing inside is ever touched.
+            if unlinkat(shardFD, name, AT_REMOVEDIR) == 0 || errno == ENOENT { return nil }
+            code = errno
+            if code == ENOTEMPTY || code == EEXIST {
+                return SystemError(path: path + "/" + shard + "/" + name, errno: 0, action: "cannot remove: " + Self.foreignFolderMessage())
+            }
+        }
+        return SystemError(path: path + "/" + shard + "/" + name, errno: code, action: "cannot remove")
     }
 
     /// Calls `body` with each entry name (32 hex digits, in the shard its first two name) and
@@ -418,13 +443,12 @@ final class DiskCacheFolder: Sendable {
         return (entries, problems)
     }
 
-    /// Removes every entry name in every real shard folder (regular or not, never a folder):
-    /// the count removed and each failure.
+    /// Removes every entry name in every real shard folder (regular or not; a folder only when
+    /// it is empty, one holding anything is a failure naming it): the count removed and each failure.
     func removeAllEntries() -> (removed: Int, failures: [SystemError]) {
         var removed = 0
         var failures: [SystemError] = []
-        failures += forEachEntry { shardFD, shard, name, _, info in
-            guard !Self.isFolder(info) else { return }
+        failures += forEachEntry { shardFD, shard, name, _, _ in
             if let failure = removeEntryName(name, in: shardFD, shard: shard) { failures.append(failure) } else { removed += 1 }
         }
         return (removed, failures)
@@ -540,7 +564,8 @@ struct SystemError: Error, Sendable {
     var errno: Int32
     var action: String
 
-    var message: String { "\(action): \(Policy.errnoText(errno).lowercased())" }
+    /// `action: errno text`, or `action` alone when `errno` is 0 (it says it all).
+    var message: String { errno == 0 ? action : "\(action): \(Policy.errnoText(errno).lowercased())" }
     var cacheError: DiskCacheError { DiskCacheError(path: path, message: message) }
 }
 
