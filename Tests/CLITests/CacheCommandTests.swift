@@ -138,6 +138,24 @@ struct CacheCommandTests {
         #expect(result.stderr.filter { $0 == "\n" }.count == 1)
     }
 
+    /// Issue 16: `cache list` and `cache stats` counted the entry file, header and URL included
+    /// (5045 bytes for a 4714-byte image). They report the image's bytes; `stats` also the files'.
+    @Test func listAndStatsCountTheImagesBytes() async throws {
+        let image = TestImages.png(size: 4_714, seed: 3)
+        let server = try TestHTTPServer(routes: ["/o.png": .ok(image)])
+        let cacheDir = cli.home.file("cache")
+        let item = try cli.home.write(#"{"id": "x", "original": "\#(server.url("/o.png"))"}"#, to: "item.json")
+        #expect(try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir]).status == 0)
+        let shard = try #require(try cli.home.list("cache").first { $0.count == 2 })
+        let entry = try #require(try cli.home.list("cache/" + shard).first)
+        let fileBytes = try #require(try FileManager.default.attributesOfItem(atPath: cacheDir + "/" + shard + "/" + entry)[.size] as? Int)
+        #expect(fileBytes > image.count)
+        let list = try await cli.run(["cache", "list", "--cache-dir", cacheDir])
+        #expect(list.stdout == "\(image.count)\t\(server.url("/o.png"))\n")
+        let stats = try await cli.run(["cache", "stats", "--cache-dir", cacheDir])
+        #expect(stats.stdout.contains("\nentries: 1\nbytes: \(image.count)\nfile bytes: \(fileBytes)\n"), "\(stats.stdout)")
+    }
+
     /// Issue 16: a folder in place of an entry made `cache clear` say it removed nothing, exit 0,
     /// and leave it. An empty folder is removed and counted; one holding anything is named and
     /// left as it is (74).

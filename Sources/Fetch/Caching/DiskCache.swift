@@ -105,6 +105,24 @@ public final class DiskCache: CacheInspecting {
         public var failures: [DiskCacheError]
     }
 
+    /// One entry as `entries()` lists it.
+    public struct ListedEntry: Sendable, Equatable {
+        /// The URL the entry holds (read from its header).
+        public var url: String
+        /// The entry file's bytes: the header, the URL, the freshness slots and the image (what
+        /// `capacity` counts).
+        public var size: Int
+        /// The image's bytes (the body) alone.
+        public var imageBytes: Int
+
+        /// An entry for `url` of `size` file bytes holding `imageBytes` of image.
+        public init(url: String, size: Int, imageBytes: Int) {
+            self.url = url
+            self.size = size
+            self.imageBytes = imageBytes
+        }
+    }
+
     /// What `store` did.
     public enum StoreOutcome: Sendable, Equatable {
         /// Written (and indexed).
@@ -427,12 +445,14 @@ public final class DiskCache: CacheInspecting {
         return ClearReport(removed: removal.removed, temporariesRemoved: swept.removed, failures: failures)
     }
 
-    /// Every entry: its URL (read from its header) and size; entries with a damaged header, or not
-    /// regular files, are skipped. Only the headers are read; nothing ever blocks.
-    public func entries() -> [(url: String, size: Int)] {
+    /// Every entry, by URL: its URL (read from its header), its file's size and its image's;
+    /// entries with a damaged header, or not regular files, are skipped. Only the headers are
+    /// read; nothing ever blocks.
+    public func entries() -> [ListedEntry] {
         refresh()
         let keys = index.withLock { $0.byUse.map(\.key) }
-        return keys.compactMap { layout.readHeader($0) }.sorted { $0.url < $1.url }
+        return keys.compactMap { layout.readHeader($0) }.map { ListedEntry(url: $0.url, size: $0.size, imageBytes: $0.imageBytes) }
+            .sorted { $0.url < $1.url }
     }
 
     /// Where the entry for `url` lives (or would): `folder/ab/ab…`, for tools and comparisons.

@@ -281,8 +281,9 @@ final class DiskCacheFolder: Sendable {
         "a folder that is not empty is in the place of the \(what); the cache removes only its own files (remove it yourself)"
     }
 
-    /// The URL length and size of the entry for `key`, reading only its header (for listings).
-    func readHeader(_ key: Hash128) -> (url: String, size: Int)? {
+    /// The URL of the entry for `key`, its file's size and its body's (the image's) length,
+    /// reading only its header (for listings).
+    func readHeader(_ key: Hash128) -> (url: String, size: Int, imageBytes: Int)? {
         let (shard, name) = Self.entryName(key)
         let shardFD = openat(descriptor, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard shardFD >= 0 else { return nil }
@@ -301,7 +302,7 @@ final class DiskCacheFolder: Sendable {
         let urlLength = layout.urlLength
         var url = [UInt8](repeating: 0, count: urlLength)
         guard url.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, urlLength, off_t(layout.urlOffset)) }) == urlLength else { return nil }
-        return (String(decoding: url, as: UTF8.self), size)
+        return (String(decoding: url, as: UTF8.self), size, size - layout.bodyOffset)
     }
 
     /// Writes `file` as the entry for `key`: a temporary file in `tmp/` (locked with `flock` while
