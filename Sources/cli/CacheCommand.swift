@@ -22,11 +22,13 @@ struct CacheCommand: ParsableCommand {
         @OptionGroup var logging: LoggingOptions
 
         func run() throws {
-            let disk = try cache.open(logger: logging.logger(environment: ProcessEnvironment.variables))
+            // Only looked at: a missing or empty folder is an empty cache, and nothing is created.
+            let (folder, disk) = try cache.inspect(logger: logging.logger(environment: ProcessEnvironment.variables))
             // The images' bytes, and the files' (header and URL included: what the capacity counts).
-            let entries = disk.entries()
+            let entries = disk?.entries() ?? []
             let imageBytes = entries.reduce(0) { $0 + $1.imageBytes }, fileBytes = entries.reduce(0) { $0 + $1.size }
-            printLine("folder: \(disk.folder)\nentries: \(entries.count)\nbytes: \(imageBytes)\nfile bytes: \(fileBytes)\ncapacity: \(disk.capacity)")
+            let capacity = disk?.capacity ?? DiskCache.defaultCapacity
+            printLine("folder: \(disk?.folder ?? folder)\nentries: \(entries.count)\nbytes: \(imageBytes)\nfile bytes: \(fileBytes)\ncapacity: \(capacity)")
         }
     }
 
@@ -36,9 +38,9 @@ struct CacheCommand: ParsableCommand {
         @OptionGroup var logging: LoggingOptions
 
         func run() throws {
-            let disk = try cache.open(logger: logging.logger(environment: ProcessEnvironment.variables))
+            let disk = try cache.inspect(logger: logging.logger(environment: ProcessEnvironment.variables)).cache
             // A URL comes from a file anyone with access to the folder may have written: escaped.
-            let lines = disk.entries().map { "\($0.imageBytes)\t\(TerminalText.escaped($0.url))" }
+            let lines = (disk?.entries() ?? []).map { "\($0.imageBytes)\t\(TerminalText.escaped($0.url))" }
             if !lines.isEmpty { printLine(lines.joined(separator: "\n")) }
         }
     }

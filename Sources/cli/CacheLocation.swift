@@ -54,11 +54,22 @@ struct CacheLocation: ParsableArguments {
         }
     }
 
-    /// Opens the cache only if its folder exists (a decision should not create folders); no
-    /// folder at all is no cache.
-    func openIfPresent(logger: Logger = .disabled) throws -> DiskCache? {
-        guard let folder, try Self.folderExists(folder) else { return nil }
-        return try open(logger: logger)
+    /// Opens the cache to look at it only (`cache stats`, `cache list`, `stats`): nothing is
+    /// created or written, not its folder, marker, journal or `tmp/` (`DiskCache.inspecting`).
+    /// Returns the folder, and the cache or nil when the folder is missing or empty (no image). No
+    /// folder at all (no `--cache-dir` and no usable `HOME`), something other than a folder there,
+    /// a folder that is not a cache, or one that cannot be read: exit 74, naming it.
+    func inspect(logger: Logger = .disabled) throws -> (folder: String, cache: DiskCache?) {
+        if path?.isEmpty == true { throw CommandFailure.usage("--cache-dir: the path is empty") }
+        guard let folder else {
+            throw CommandFailure(UserFolder.missingMessage("XDG_CACHE_HOME", what: "cache", option: "--cache-dir DIR"), status: .ioError)
+        }
+        guard try Self.folderExists(folder) else { return (folder, nil) }
+        do {
+            return (folder, try DiskCache.inspecting(folder: folder, logger: logger))
+        } catch {
+            throw CommandFailure("cannot open the cache: \(error)", status: .ioError)
+        }
     }
 
     /// Whether the cache folder `folder` exists (a missing one is an empty cache); exit 74 when

@@ -90,7 +90,7 @@ struct CacheCommandTests {
         let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png(size: 2_000, seed: 1))])
         let cacheDir = cli.home.file("cache")
         let item = try cli.home.write(#"{"id": "x", "original": "\#(server.url("/o.png"))"}"#, to: "item.json")
-        #expect(try await cli.run(["cache", "stats", "--cache-dir", cacheDir]).status == 0)
+        #expect(try await cli.run(["cache", "clear", "--cache-dir", cacheDir]).status == 0)
         let journal = cacheDir + "/journal"
         #expect(try ProcessResult.run("/usr/bin/chattr", ["+i", journal]).status == 0)
         defer { _ = try? ProcessResult.run("/usr/bin/chattr", ["-i", journal]) }
@@ -216,6 +216,36 @@ struct CacheCommandTests {
         let shard = try #require(try cli.home.list("cache").first { $0.count == 2 })
         let entry = try #require(try cli.home.list("cache/" + shard).first)
         return (cacheDir, cacheDir + "/" + shard + "/" + entry)
+    }
+
+    /// Issue 16: `cache stats` at the default location created the folder, its marker and
+    /// journal. Inspection commands (`cache stats`, `cache list`, `stats`) write nothing: not at a
+    /// missing default location, not in an existing cache (a stale temporary is left for the
+    /// next command that writes).
+    @Test(arguments: [["cache", "stats"], ["cache", "list"], ["stats"]])
+    func inspectionCommandsWriteNothing(_ command: [String]) async throws {
+        let atDefault = try await cli.run(command)
+        #expect(atDefault.status == 0, "\(atDefault.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: cli.home.file(".cache")), "\((try? cli.home.list()) ?? [])")
+        if command == ["cache", "stats"] { #expect(atDefault.stdout.contains("entries: 0\nbytes: 0\n"), "\(atDefault.stdout)") }
+
+        let (cacheDir, _) = try await cacheWithOneEntry()
+        try Data("half".utf8).write(to: URL(fileURLWithPath: cacheDir + "/tmp/entry-0123456789abcdef"))
+        try FileManager.default.removeItem(atPath: cacheDir + "/journal")
+        let before = try snapshot(cacheDir)
+        let result = try await cli.run(command + ["--cache-dir", cacheDir])
+        #expect(result.status == 0, "\(result.stderr)")
+        if command == ["cache", "list"] { #expect(result.stdout.contains("2000\t")) }
+        #expect(try snapshot(cacheDir) == before)
+    }
+
+    /// Every path under `folder` with its size and modification time.
+    private func snapshot(_ folder: String) throws -> [String] {
+        let names = try FileManager.default.subpathsOfDirectory(atPath: folder).sorted()
+        return try names.map { name in
+            let attributes = try FileManager.default.attributesOfItem(atPath: folder + "/" + name)
+            return "\(name) \(attributes[.size] ?? 0) \(attributes[.modificationDate] ?? 0)"
+        }
     }
 
     @Test func anOriginalFetchedByOneProcessIsShownCachedByAnotherOnCellular() async throws {

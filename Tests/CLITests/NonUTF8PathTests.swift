@@ -114,19 +114,24 @@ struct NonUTF8PathTests {
     /// and `stats` reads its ledger; so is one under a path variable that is not UTF-8.
     @Test func aCacheFolderWithAByteThatIsNotUTF8IsUsedAsGiven() async throws {
         #expect(Self.withPath(path("c<FF>")) { mkdir($0, 0o755) } == 0)
+        // `cache clear` writes (the marker); `cache stats` and `stats` only read.
+        let clear = try await run(["cache", "clear", "--cache-dir", "DIR/c<FF>"])
+        #expect(clear.status == 0 && clear.stdout == "removed 0 entries from \(folder.path)/c\\xFF\n", "\(clear.stderr)")
         let stats = try await run(["cache", "stats", "--cache-dir", "DIR/c<FF>"])
         #expect(stats.status == 0 && stats.stdout.hasPrefix("folder: \(folder.path)/c\\xFF\n"), "\(stats.stderr)")
         #expect(list() == ["c\\xFF"])
         #expect(list("c<FF>").contains(".imgpolicy-cache"))
         let usage = try await run(["stats", "--cache-dir", "DIR/c<FF>"])
         #expect(usage.status == 0 && usage.stdout.contains("nothing recorded"), "\(usage.stderr)")
-        let fresh = try await run(["cache", "stats", "--cache-dir", "DIR/c<FF>/new"])
+        let fresh = try await run(["cache", "clear", "--cache-dir", "DIR/c<FF>/new"])
         #expect(fresh.status == 0 && list("c<FF>").contains("new"), "\(fresh.stderr)")
         // The default folder under $XDG_CACHE_HOME that is not UTF-8.
         #expect(Self.withPath(path("x<FF>")) { mkdir($0, 0o755) } == 0)
-        let fromVariable = try await run(["cache", "stats"], environment: ["XDG_CACHE_HOME": "DIR/x<FF>"])
-        #expect(fromVariable.status == 0 && fromVariable.stdout.hasPrefix("folder: \(folder.path)/x\\xFF/imgpolicy\n"), "\(fromVariable.stderr)")
+        let fromVariable = try await run(["cache", "clear"], environment: ["XDG_CACHE_HOME": "DIR/x<FF>"])
+        #expect(fromVariable.status == 0 && fromVariable.stdout == "removed 0 entries from \(folder.path)/x\\xFF/imgpolicy\n", "\(fromVariable.stderr)")
         #expect(list("x<FF>") == ["imgpolicy"])
+        let statsFromVariable = try await run(["cache", "stats"], environment: ["XDG_CACHE_HOME": "DIR/x<FF>"])
+        #expect(statsFromVariable.status == 0 && statsFromVariable.stdout.hasPrefix("folder: \(folder.path)/x\\xFF/imgpolicy\n"))
         let missingVariable = try await run(["cache", "stats"], environment: ["XDG_CACHE_HOME": "DIR/y<FF>"])
         #expect(missingVariable.status == 64 && missingVariable.stderr.contains("XDG_CACHE_HOME=\"\(folder.path)/y\\xFF\""))
         #expect(list() == ["c\\xFF", "x\\xFF"])

@@ -39,12 +39,12 @@ final class DiskCacheFolder: Sendable {
 
     var folderMode: mode_t { fileMode | ((fileMode & 0o444) >> 2) | 0o700 }
 
-    /// Opens (creating it and its parents if needed) the cache folder at `path`; `claim()` then
-    /// checks that it is a cache.
-    init(path: String, fileMode: mode_t) throws(DiskCacheError) {
+    /// Opens (creating it and its parents if needed, unless `creating` is false) the cache folder
+    /// at `path`; `claim()` then checks that it is a cache.
+    init(path: String, fileMode: mode_t, creating: Bool = true) throws(DiskCacheError) {
         self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.fileMode = fileMode & 0o7777
-        try Self.makeFolders(self.path, mode: fileMode | ((fileMode & 0o444) >> 2) | 0o700)
+        if creating { try Self.makeFolders(self.path, mode: fileMode | ((fileMode & 0o444) >> 2) | 0o700) }
         let descriptor = open(self.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw DiskCacheError(path: self.path, message: "cannot open the cache folder: \(errnoText())", code: .openFailed)
@@ -104,7 +104,10 @@ final class DiskCacheFolder: Sendable {
     /// failure is returned: the folder is then an empty cache this process only reads. A folder
     /// holding strong evidence of an earlier version's cache is adopted (the marker is added).
     /// Anything else is refused with `.notACache`, untouched.
-    func claim() throws(DiskCacheError) -> DiskCacheError? {
+    ///
+    /// With `writingMarker` false (a cache only looked at), nothing is written: an empty folder
+    /// returns the error of a marker not written, and an earlier version's cache is taken as it is.
+    func claim(writingMarker: Bool = true) throws(DiskCacheError) -> DiskCacheError? {
         var info = stat()
         if fstatat(descriptor, Self.markerName, &info, AT_SYMLINK_NOFOLLOW) == 0 {
             guard Self.isRegular(info) else {
@@ -120,6 +123,9 @@ final class DiskCacheFolder: Sendable {
         if !adoptable, fstatat(descriptor, Self.markerName, &info, AT_SYMLINK_NOFOLLOW) == 0, Self.isRegular(info) { return nil }
         guard adoptable else {
             throw DiskCacheError(path: path, message: "not a cache folder (not empty, and no \(Self.markerName) marker): nothing in it is read or removed; choose an empty or new folder", code: .notACache)
+        }
+        guard writingMarker else {
+            return names.isEmpty ? DiskCacheError(path: path, message: "the folder is empty and is only looked at") : nil
         }
         do {
             try writeWhole(Self.markerText, name: Self.markerName)
