@@ -218,18 +218,17 @@ struct DecisionOptions {
                                      http: SizeOption.http(HTTPOptions.standard.following(setup.policy), decodingTo: size),
                                      logger: logger)
         let (decider, decisions, explained) = decideAll(setup, cache: pipeline)
-        var output = explained
-        let results = await FetchRun(pipeline: pipeline, json: json, policy: setup.policy, network: decider.network, settings: setup.settings, logger: logger).run(items: setup.items, decisions: decisions)
-        await pipeline.flush()
+        // The explanations first, then each item's line as it is ready (streamed), then usage.
+        FileHandle.standardOutput.write(text: explained)
+        let run = FetchRun(pipeline: pipeline, json: json, size: size, policy: setup.policy, network: decider.network,
+                           settings: setup.settings, logger: logger)
+        let results = await run.run(items: setup.items, decisions: decisions)
         await transport.shutdown()
         // A body that does not decode was downloaded (and counted) all the same: the report and
         // its usage line come first, then the decoding failure (exit 65).
-        let decoding = Result { () throws(CommandFailure) in try SizeOption.decode(results.images.first ?? nil, to: size) }
-        output += SizeOption.annotate(results.lines, with: (try? decoding.get()) ?? nil, json: json).joined() + results.usage
-        FileHandle.standardOutput.write(text: output)
-        let decoded = try decoding.get()
+        let decoded = try results.decoded.get()
         if let path = self.output {
-            if let image = results.images.first ?? nil {
+            if let image = results.image {
                 try ImageOutput.write(try decoded.map(SizeOption.png) ?? image.bytes, to: path)
             } else if results.failure == nil {
                 let message = "imgpolicy: nothing written to \(TerminalText.escaped(path)): the decision is the placeholder\n"
