@@ -67,7 +67,7 @@ struct Decide: AsyncParsableCommand {
 
     @OptionGroup var cache: CacheLocation
 
-    @Option(help: ArgumentHelp("With --fetch and one item: write the image bytes to this file (a regular file is replaced atomically; a device or FIFO is written to).", valueName: "file"))
+    @Option(help: ArgumentHelp("With --fetch and one item: write the image bytes to this file (a regular file is replaced atomically; a device or FIFO is written to); no image to write (the placeholder) is exit 69, the file left as it was.", valueName: "file"))
     var output: String?
 
     @OptionGroup var sizing: SizeOption
@@ -231,8 +231,11 @@ struct DecisionOptions {
             if let image = results.image {
                 try ImageOutput.write(try decoded.map(SizeOption.png) ?? image.bytes, to: path)
             } else if results.failure == nil {
-                let message = "imgpolicy: nothing written to \(TerminalText.escaped(path)): the decision is the placeholder\n"
-                FileHandle.standardError.write(text: message)
+                // A script must not go on to show an older picture left at that path: exit 69
+                // (nothing to show, as offline and not cached), the file as it was.
+                let rule = results.placeholder.map { " (rule \($0.rule))" } ?? ""
+                throw CommandFailure("\(path): nothing written: the decision is the placeholder\(rule); the file is left as it was",
+                                     status: .unavailable)
             }
         }
         if let failure = results.failure { throw failure }

@@ -18,7 +18,7 @@ struct Imgpolicy: AsyncParsableCommand {
             nothing that exists); 65 bad item, policy or settings file (or a \
             policy whose own cases fail; an item URL with credentials, a bad host or port, or longer \
             than 8 KiB; a damaged usage record, for stats); 66 a file that does not exist, cannot be read, or is not a regular file (a \
-            FIFO, device, socket or folder); 69 a download failed (server or network); 74 a local \
+            FIFO, device, socket or folder); 69 a download failed (server or network), or --output has no image to write (the placeholder); 74 a local \
             file or the cache could not be written (--output: a FIFO nobody reads, a folder, a \
             socket or a block device; no usable HOME for a default location that must be written).
             """,
