@@ -41,7 +41,8 @@ struct Decide: AsyncParsableCommand {
     @Flag(help: "The link is behind a captive portal or has no internet (a policy that does not test it sees offline).")
     var captive = false
 
-    @Option(help: ArgumentHelp("The measured throughput of the link, in bytes per second (a policy testing \"slow\" compares it with its slowBelow).",
+    // `.unconditional`: `--throughput -5` is a bad number, not a missing one.
+    @Option(parsing: .unconditional, help: ArgumentHelp("The measured throughput of the link, in bytes per second (a policy testing \"slow\" compares it with its slowBelow).",
                                valueName: "bytes-per-second"))
     var throughput: String?
 

@@ -29,7 +29,8 @@ struct StatsCommand: ParsableCommand {
     @Flag(help: "One JSON object: since, until, total, days (each with day and the same keys as total), estimate.")
     var json = false
 
-    @Option(help: ArgumentHelp("The first day counted (UTC), e.g. 2026-11-01 (default: the first of this month).", valueName: "YYYY-MM-DD"))
+    // `.unconditional`: `--since -1` is not a day, rather than a missing one.
+    @Option(parsing: .unconditional, help: ArgumentHelp("The first day counted (UTC), e.g. 2026-11-01 (default: the first of this month).", valueName: "YYYY-MM-DD"))
     var since: String?
 
     @OptionGroup var cache: CacheLocation
