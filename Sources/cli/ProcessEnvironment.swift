@@ -6,13 +6,15 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import Policy
 
 /// The process's environment variables, read once from the C library's `environ`
 /// (docs/startup.md): `ProcessInfo.environment` builds a new dictionary at each call (a decision
 /// read it three times) and splits each entry at the first `=` by grapheme, 10 % of a decision's
-/// instructions. Here an entry is split at its first `=` byte, as the C library reads it;
-/// the bytes are decoded as UTF-8 (invalid sequences repaired, as `String(cString:)` does) and a
-/// name given twice keeps its last value, as `ProcessInfo.environment` does. A path variable
+/// instructions. Here an entry is split at its first `=` byte, as the C library reads it; a
+/// value that is not UTF-8 reads with each such byte written `\xHH`, as arguments are shown
+/// (`PathBytes.displayed`: never repaired as U+FFFD, which would show another text), and a name
+/// given twice keeps its last value, as `ProcessInfo.environment` does. A path variable
 /// (`HOME`, `XDG_CONFIG_HOME`, `XDG_CACHE_HOME`, `IMGPOLICY_POLICY_DIR`) that is not UTF-8 reads as
 /// a path to the same folder through `/proc/self/fd` (`ArgumentPaths`). The command never
 /// changes its own environment.
@@ -28,8 +30,8 @@ enum ProcessEnvironment {
             guard let entry = entries[index], let equals = strchr(entry, Int32(UInt8(ascii: "="))) else { continue }
             let bytes = UnsafeRawPointer(entry).assumingMemoryBound(to: UInt8.self)
             let nameLength = entry.distance(to: equals)
-            let name = String(decoding: UnsafeBufferPointer(start: bytes, count: nameLength), as: UTF8.self)
-            variables[name] = String(decoding: UnsafeBufferPointer(start: bytes + nameLength + 1, count: strlen(equals + 1)), as: UTF8.self)
+            let name = text(UnsafeBufferPointer(start: bytes, count: nameLength))
+            variables[name] = text(UnsafeBufferPointer(start: bytes + nameLength + 1, count: strlen(equals + 1)))
         }
         // A path variable that is not UTF-8, as a path to the same folder (`ArgumentPaths`).
         for (name, path) in ArgumentPaths.prepared.environment { variables[name] = path }
@@ -38,4 +40,10 @@ enum ProcessEnvironment {
         return ProcessInfo.processInfo.environment
         #endif
     }()
+
+    /// `bytes` as text: UTF-8 as it is, anything else with each byte that is not part of valid
+    /// UTF-8 written `\xHH`.
+    private static func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        PathBytes.isUTF8(bytes) ? String(decoding: bytes, as: UTF8.self) : PathBytes.displayed(bytes)
+    }
 }

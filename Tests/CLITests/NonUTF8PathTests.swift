@@ -110,6 +110,19 @@ struct NonUTF8PathTests {
         #expect(missingFolder.status == 64 && missingFolder.stderr.contains("\"\(folder.path)/d\\xFF/i.json\""))
     }
 
+    /// Issue 16: a variable's value that is not UTF-8 was shown repaired, as U+FFFD (which `run`
+    /// refuses to see); it is shown with `\xHH`, as arguments are.
+    @Test func variablesThatAreNotUTF8AreShownWithTheirBytes() async throws {
+        let network = try await run(["--item", "examples/item.json"], environment: ["IMGPOLICY_NETWORK": "wifi<FF>"])
+        #expect(network.status == 64)
+        #expect(network.stderr.hasPrefix(#"imgpolicy: IMGPOLICY_NETWORK="wifi\xFF" is not a network state"#), "\(network.stderr)")
+        let level = try await run(["--network", "wifi", "--item", "examples/item.json"], environment: ["IMGPOLICY_LOG_LEVEL": "x<FF>"])
+        #expect(level.status == 64)
+        #expect(level.stderr.hasPrefix(#"imgpolicy: IMGPOLICY_LOG_LEVEL="x\xFF" is not a log level"#), "\(level.stderr)")
+        let bus = try await run(["network"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/b<FF>"])
+        #expect(bus.stdout.contains(#"unix:path=/nonexistent/b\xFF ($DBUS_SYSTEM_BUS_ADDRESS)"#), "\(bus.stdout)")
+    }
+
     /// A cache folder named with 0xFF is the cache (created in it, never under a repaired name),
     /// and `stats` reads its ledger; so is one under a path variable that is not UTF-8.
     @Test func aCacheFolderWithAByteThatIsNotUTF8IsUsedAsGiven() async throws {
