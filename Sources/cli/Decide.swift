@@ -155,7 +155,7 @@ struct DecisionOptions {
         let provider = try networkProvider(environment: environment)
         let items = try reporting { try ImageItem.load(contentsOf: item) }
         logger.debug("items read", metadata: ["file": "\(item)", "count": "\(items.count)"])
-        let store = SettingsLocation.store(path: settingsPath)
+        let store = try SettingsLocation.store(path: settingsPath)
         var resolved = try reporting { try policy.resolveSettings(from: store) }
         for (position, value) in overrides {
             if value { resolved.bits |= 1 << position } else { resolved.bits &= ~(1 << position) }

@@ -123,6 +123,27 @@ struct NonUTF8PathTests {
         #expect(bus.stdout.contains(#"unix:path=/nonexistent/b\xFF ($DBUS_SYSTEM_BUS_ADDRESS)"#), "\(bus.stdout)")
     }
 
+    /// Issue 16: a HOME that is not UTF-8 and does not exist refused every command, `--version`
+    /// and `--help` included. It is a HOME that does not exist: only what needs a default folder
+    /// fails (74, as for Debian's `/nonexistent`); a variable naming a policy folder that does not
+    /// exist is no folder to search, as when it is UTF-8.
+    @Test func aMissingHomeThatIsNotUTF8FailsOnlyWhatNeedsAFolder() async throws {
+        let environment = ["HOME": "DIR/h<FF>", "XDG_CACHE_HOME": "", "XDG_CONFIG_HOME": "", "IMGPOLICY_POLICY_DIR": "DIR/p<FF>"]
+        let version = try await run(["--version"], environment: environment)
+        #expect(version.status == 0 && !version.stdout.isEmpty, "\(version.stderr)")
+        let help = try await run(["--help"], environment: environment)
+        #expect(help.status == 0 && help.stdout.contains("USAGE: imgpolicy"), "\(help.stderr)")
+        let decision = try await run(["--network", "wifi", "--item", "examples/item.json", "--policy", "low-data"], environment: environment)
+        #expect(decision.status == 0 && decision.stdout.hasPrefix("sunset: load original"), "\(decision.stderr)")
+        let check = try await run(["policy", "check", "default"], environment: environment)
+        #expect(check.status == 0, "\(check.stderr)")
+        let stats = try await run(["cache", "stats"], environment: environment)
+        #expect(stats.status == 74 && stats.stderr.hasPrefix("imgpolicy: no default cache location: HOME"), "\(stats.stderr)")
+        let set = try await run(["settings", "set", "a", "true"], environment: environment)
+        #expect(set.status == 74 && set.stderr.contains("no default settings location"), "\(set.stderr)")
+        #expect(list().isEmpty)
+    }
+
     /// A cache folder named with 0xFF is the cache (created in it, never under a repaired name),
     /// and `stats` reads its ledger; so is one under a path variable that is not UTF-8.
     @Test func aCacheFolderWithAByteThatIsNotUTF8IsUsedAsGiven() async throws {
