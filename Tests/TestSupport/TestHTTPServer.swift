@@ -42,6 +42,8 @@ public final class TestHTTPServer: @unchecked Sendable {
         /// first `sent` bytes of it; the rest never comes (the connection stays open until the
         /// client closes it).
         case stall(Int, [String], [UInt8], sent: Int)
+        /// These bytes as they are (no status line unless they hold one), then the connection closes.
+        case raw([UInt8])
     }
 
     /// A request as a route sees it.
@@ -233,6 +235,9 @@ public final class TestHTTPServer: @unchecked Sendable {
             guard send(head(status, headers + ["Content-Length: \(body.count)"]) + body.prefix(sent), to: client) else { return false }
             var byte: UInt8 = 0
             while recv(client, &byte, 1, 0) > 0 {}
+            return false
+        case .raw(let bytes):
+            _ = send(bytes, to: client)
             return false
         case .dripHeaders(let status, let headers, let body, let chunkSize, let interval):
             guard send(head(status, headers + ["Content-Length: \(body.count)"]), to: client) else { return false }
