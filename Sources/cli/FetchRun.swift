@@ -179,7 +179,10 @@ struct FetchRun {
             perOriginal = ledger.read().total().averageOriginalBytes ?? perOriginal
         }
         let current = usage.usage
-        if json { return JSONWriter.compactText(of: JSONValue(.object([("usage", current.outputJSON(perOriginal: perOriginal))]))) + "\n" }
+        if json {
+            let members: [(key: String, value: JSONValue)] = [("type", JSONValue(.string("usage"))), ("usage", current.outputJSON(perOriginal: perOriginal))]
+            return JSONWriter.compactText(of: JSONValue(.object(members))) + "\n"
+        }
         return TerminalText.escaped("usage: " + current.summaryText(perOriginal: perOriginal)) + "\n"
     }
 
@@ -188,9 +191,12 @@ struct FetchRun {
         return (value * 10).rounded() / 10
     }
 
-    /// The decision's JSON object with the fetch's keys added.
+    /// The decision's JSON object with the fetch's keys added, and first `"type":"item"` (the last
+    /// line says `"type":"usage"`: a script reads each line's type, and never has to know which
+    /// line is which by its shape).
     private func line(_ decision: Decision, extra: [(String, Any?)]) -> String {
-        var members = decision.jsonMembers
+        var members: [(key: String, value: JSONValue)] = [("type", JSONValue(.string("item")))]
+        members += decision.jsonMembers
         for (key, value) in extra {
             switch value {
             case let text as String: members.append((key, JSONValue(.string(text))))

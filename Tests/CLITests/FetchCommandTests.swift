@@ -63,6 +63,22 @@ struct FetchCommandTests {
         #expect(server.totalHits == 0)
     }
 
+    /// Issue 17: `--fetch --json` ended its stream of item objects with a usage object of another
+    /// shape that every script had to know to skip. Each line says what it is: `"type":"item"` for
+    /// an item, `"type":"usage"` for the summary, first.
+    @Test func everyJSONLineOfAFetchSaysWhatItIs() async throws {
+        let items = try cli.home.write("[" + ["/o.png", "/t.png"].map { #"{"id": "\#($0)", "original": "\#(server.url($0))"}"# }.joined(separator: ",") + "]",
+                                       to: "items.json")
+        let result = try await cli.run(["--network", "wifi", "--item", items, "--fetch", "--cache-dir", cacheDir, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        for line in lines.prefix(2) {
+            #expect(line.hasPrefix(#"{"type":"item","action":"load","variant":"original","url":"#), "\(line)")
+        }
+        #expect(lines.last?.hasPrefix(#"{"type":"usage","usage":{"bytes":{"downloaded":22000,"#) == true, "\(lines.last ?? "")")
+    }
+
     @Test func aServerFailureExits69AndWritesNothing() async throws {
         let item = try itemFile(original: "/missing.png", thumbnail: nil)
         let target = cli.home.file("out.png")
