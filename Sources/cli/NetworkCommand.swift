@@ -78,16 +78,21 @@ struct NetworkCommand: AsyncParsableCommand {
         await provider.servicesAsked()
         // Each line is printed from one snapshot (the settled state first), and only when it says
         // something new: a stream value that the snapshot already showed is no change.
-        var printed: String?
+        // What the last line said: the state and the interface (the reasons alone changing, as a
+        // link comes up before its route, is no change worth a line).
+        var printed: (state: NetworkState, interface: String?)?
         func show() {
-            let current = report(provider.snapshot)
-            let text = json ? current.jsonLine : Self.escapedLines(current.line)
-            guard text != printed else { return }
-            printed = text
-            write(text)
+            let snapshot = provider.snapshot
+            let current = report(snapshot)
+            let shown = (state: current.state, interface: snapshot.detection.interface?.name)
+            if let printed, printed.state == shown.state, printed.interface == shown.interface { return }
+            printed = shown
+            write(json ? current.jsonLine : Self.escapedLines(current.line))
         }
         show()
-        for await _ in provider.stateChanges() {
+        // Snapshots, not states: the interface is part of what is printed, and the default route
+        // moving to another link of the same kind changes it without changing the state.
+        for await _ in provider.snapshotChanges() {
             show()
         }
         await provider.shutdown()
