@@ -30,7 +30,10 @@ struct FetchMemoryTests {
         return ((status >> 8) & 0xFF, usage.ru_maxrss)
     }
 
-    @Test func fetchingManyItemsTakesAtMostTwiceTheMemoryOfDecidingThem() async throws {
+    // Under ThreadSanitizer each thread and allocation carries shadow memory, which measures the
+    // sanitizer; the plain run (scripts/test.sh) measures the command.
+    @Test(.disabled(if: runningUnderThreadSanitizer, "memory figures; runs in scripts/test.sh"))
+    func fetchingManyItemsTakesAtMostTwiceTheMemoryOfDecidingThem() async throws {
         let count = 20_000
         var text = "["
         for index in 0..<count {
