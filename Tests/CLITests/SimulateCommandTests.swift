@@ -144,10 +144,13 @@ struct SimulateStoppedTests {
         process.standardError = FileHandle.nullDevice
         try process.run()
         // Watched off the cooperative pool, which a loaded suite can starve.
+        // The signal is sent by the watching thread as soon as the folder is seen: a starved
+        // cooperative pool must not let the run finish its pass (or the whole run) first.
         let started = try await offThePool { () -> Bool in
             let deadline = ContinuousClock.now + .seconds(60)
             while ContinuousClock.now < deadline, process.isRunning {
                 if ((try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) ?? []).contains(where: { $0.hasPrefix("imgpolicy-simulate-") }) {
+                    kill(process.processIdentifier, signalNumber)
                     return true
                 }
                 usleep(2_000)
@@ -155,7 +158,6 @@ struct SimulateStoppedTests {
             return false
         }
         #expect(started, "the simulation never made its temporary cache in TMPDIR")
-        kill(process.processIdentifier, signalNumber)
         try await offThePool { process.waitUntilExit() }
         #expect(process.terminationStatus == 128 + signalNumber)
         let left = (try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) ?? []
@@ -173,8 +175,9 @@ struct SimulateStoppedTests {
             Set(((try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) ?? []).filter { $0.hasPrefix("imgpolicy-simulate-") })
         }
         let killed = try startLongSimulation(tmp: tmp.path)
-        let dead = try #require(try await waitForNewFolder(besides: [], in: folders))
-        kill(killed.processIdentifier, SIGKILL)
+        // Killed as soon as its folder is seen, by the watching thread: a starved cooperative pool
+        // must not let the run reach the end of its pass (which removes the folder) first.
+        let dead = try #require(try await waitForNewFolder(besides: [], in: folders) { kill(killed.processIdentifier, SIGKILL) })
         try await offThePool { killed.waitUntilExit() }
         #expect(folders() == [dead], "a killed run leaves its folder (nothing can remove it then)")
         // Not the run's: no owner record.
@@ -198,11 +201,11 @@ struct SimulateStoppedTests {
         #expect(folders() == others)
     }
 
-    /// A simulation of about 15 s a pass, its temporary folder in `tmp`.
+    /// A simulation of about 100 s a pass (it is killed long before), its temporary folder in `tmp`.
     private func startLongSimulation(tmp: String) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: PackagePaths.executable)
-        process.arguments = SimulateCommandTests.arguments(script: "wifi@0s", extra: ["--items", "600"])
+        process.arguments = SimulateCommandTests.arguments(script: "wifi@0s", extra: ["--items", "4000"])
         var env = ProcessInfo.processInfo.environment
         env["TMPDIR"] = tmp
         env["HOME"] = tmp
@@ -213,12 +216,17 @@ struct SimulateStoppedTests {
         return process
     }
 
-    /// The first folder listed by `folders` that is not in `known` (nil after a minute without one).
-    private func waitForNewFolder(besides known: Set<String>, in folders: @escaping @Sendable () -> Set<String>) async throws -> String? {
+    /// The first folder listed by `folders` that is not in `known` (nil after a minute without
+    /// one); `then` runs on the watching thread as soon as it is seen.
+    private func waitForNewFolder(besides known: Set<String>, in folders: @escaping @Sendable () -> Set<String>,
+                                  then action: @escaping @Sendable () -> Void = {}) async throws -> String? {
         try await offThePool { () -> String? in
             let deadline = ContinuousClock.now + .seconds(60)
             while ContinuousClock.now < deadline {
-                if let new = folders().subtracting(known).first { return new }
+                if let new = folders().subtracting(known).first {
+                    action()
+                    return new
+                }
                 usleep(2_000)
             }
             return nil

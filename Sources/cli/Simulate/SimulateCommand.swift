@@ -124,6 +124,7 @@ struct SimulateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        TemporaryCacheFolder.listenForStopSignals()
         let options = try checked()
         let policy = try PolicyLocator.load(self.policy)
         let settings = try Self.settings(overrides, for: policy)

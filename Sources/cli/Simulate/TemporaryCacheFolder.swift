@@ -30,9 +30,16 @@ struct TemporaryCacheFolder {
     /// The record of the run that owns a folder.
     static let ownerName = "owner"
 
+    /// Starts listening for SIGINT, SIGTERM and SIGHUP (once): called first thing by `simulate`,
+    /// long before any folder exists, since libdispatch may register a signal source after
+    /// `resume()` returns, and a signal before that would be ignored.
+    static func listenForStopSignals() {
+        _ = installSignalSources
+    }
+
     init() throws {
         // Listening before the folder exists: a signal between the two would leave it behind.
-        _ = Self.installSignalSources
+        Self.listenForStopSignals()
         let base = Self.systemTemporaryFolder
         Self.sweepDeadFolders(in: base)
         var template = Array((base + "/" + Self.prefix + "XXXXXX").utf8CString)
