@@ -34,7 +34,7 @@ struct FetchMemoryTests {
     // sanitizer; the plain run (scripts/test.sh) measures the command.
     @Test(.disabled(if: runningUnderThreadSanitizer, "memory figures; runs in scripts/test.sh"))
     func fetchingManyItemsTakesAtMostTwiceTheMemoryOfDecidingThem() async throws {
-        let count = 20_000
+        let count = 10_000
         var text = "["
         for index in 0..<count {
             if index > 0 { text += ",\n" }
