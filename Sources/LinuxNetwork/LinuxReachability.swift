@@ -102,6 +102,18 @@ public final class LinuxReachability: ReachabilityProviding {
     /// yields the last state and finishes.
     public func stateChanges() -> AsyncStream<NetworkState> { loop.stateChanges() }
 
+    /// The snapshot now, then each new one: a detection or services' facts that changed, also when
+    /// the state they combine to did not (the default route moving from `eth0` to `eth1`, both
+    /// wired; what `imgpolicy network --watch` reports). Like `stateChanges()`, the newest 16 are
+    /// kept for a slow consumer; after a shutdown the stream yields the last snapshot and finishes.
+    ///
+    /// ```swift
+    /// for await snapshot in reachability.snapshotChanges() {
+    ///     print(snapshot.state, snapshot.detection.interface?.name ?? "none")
+    /// }
+    /// ```
+    public func snapshotChanges() -> AsyncStream<NetworkSnapshot> { loop.snapshotChanges() }
+
     /// Ends the thread, closes the socket and finishes every stream; returns when all is done.
     /// Calling it again does nothing.
     public func shutdown() async {

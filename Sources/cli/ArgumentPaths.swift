@@ -44,6 +44,10 @@ enum ArgumentPaths {
         var refused: String?
         /// The path variables made into paths, by name (`ProcessEnvironment` reads these values).
         var environment: [String: String] = [:]
+        /// The path variables that are not UTF-8 and name nothing, by name, with the message that
+        /// says so: not a reason to refuse every command (`--version`, `--help`, a decision given
+        /// its folders), only those that need that folder (`ProcessEnvironment.unresolved`).
+        var unresolvedVariables: [String: String] = [:]
     }
 
     /// The options whose value is a path (or, for `--policy`, a policy's name or file).
@@ -101,8 +105,8 @@ enum ArgumentPaths {
             if let (path, substitute) = substitute(bytes) {
                 prepared.substitutes.append(substitute)
                 prepared.environment[name] = path
-            } else if prepared.refused == nil {
-                prepared.refused = "\(name)=\"\(PathBytes.displayed(bytes))\" is not UTF-8 and names nothing that exists"
+            } else {
+                prepared.unresolvedVariables[name] = "\(name)=\"\(PathBytes.displayed(bytes))\" is not UTF-8 and names nothing that exists"
             }
         }
         // Longest first, so that `/proc/self/fd/12` is replaced before `/proc/self/fd/1`.

@@ -15,26 +15,32 @@ struct CacheCommand: ParsableCommand {
     )
 
     struct Stats: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Entries, bytes and folder of the disk cache.")
+        static let configuration = CommandConfiguration(
+            abstract: "Entries, bytes and folder of the disk cache.",
+            discussion: "bytes: the images' bytes; file bytes: the entry files' (header and URL included), which the capacity counts.")
         @OptionGroup var cache: CacheLocation
         @OptionGroup var logging: LoggingOptions
 
         func run() throws {
-            let disk = try cache.open(logger: logging.logger(environment: ProcessEnvironment.variables))
-            let stats = disk.statistics
-            printLine("folder: \(disk.folder)\nentries: \(stats.count)\nbytes: \(stats.bytes)\ncapacity: \(disk.capacity)")
+            // Only looked at: a missing or empty folder is an empty cache, and nothing is created.
+            let (folder, disk) = try cache.inspect(logger: logging.logger(environment: ProcessEnvironment.variables))
+            // The images' bytes, and the files' (header and URL included: what the capacity counts).
+            let entries = disk?.entries() ?? []
+            let imageBytes = entries.reduce(0) { $0 + $1.imageBytes }, fileBytes = entries.reduce(0) { $0 + $1.size }
+            let capacity = disk?.capacity ?? DiskCache.defaultCapacity
+            printLine("folder: \(disk?.folder ?? folder)\nentries: \(entries.count)\nbytes: \(imageBytes)\nfile bytes: \(fileBytes)\ncapacity: \(capacity)")
         }
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Every entry: its size in bytes and its URL.")
+        static let configuration = CommandConfiguration(abstract: "Every entry: its image's size in bytes and its URL.")
         @OptionGroup var cache: CacheLocation
         @OptionGroup var logging: LoggingOptions
 
         func run() throws {
-            let disk = try cache.open(logger: logging.logger(environment: ProcessEnvironment.variables))
+            let disk = try cache.inspect(logger: logging.logger(environment: ProcessEnvironment.variables)).cache
             // A URL comes from a file anyone with access to the folder may have written: escaped.
-            let lines = disk.entries().map { "\($0.size)\t\(TerminalText.escaped($0.url))" }
+            let lines = (disk?.entries() ?? []).map { "\($0.imageBytes)\t\(TerminalText.escaped($0.url))" }
             if !lines.isEmpty { printLine(lines.joined(separator: "\n")) }
         }
     }

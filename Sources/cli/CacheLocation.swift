@@ -24,13 +24,16 @@ struct CacheLocation: ParsableArguments {
     /// `--cache-dir`, else `$XDG_CACHE_HOME/imgpolicy` (an absolute path), else
     /// `$HOME/.cache/imgpolicy` (`HOME` an existing absolute folder), else nil: with no usable
     /// `HOME` nothing is created, neither `HOME` itself nor `./.cache`.
-    var folder: String? {
-        Self.folder(path: path)
+    func folder() throws -> String? {
+        try Self.folder(path: path)
     }
 
-    /// `folder` for `--cache-dir path` (nil: not given).
-    static func folder(path: String?) -> String? {
-        path ?? UserFolder.base("XDG_CACHE_HOME", homeSubfolder: ".cache", environment: ProcessEnvironment.variables)
+    /// `folder()` for `--cache-dir path` (nil: not given). An `XDG_CACHE_HOME` that is not UTF-8
+    /// and names nothing is refused (exit 64).
+    static func folder(path: String?) throws -> String? {
+        if let path { return path }
+        try ProcessEnvironment.checkDefaultLocation("XDG_CACHE_HOME")
+        return UserFolder.base("XDG_CACHE_HOME", homeSubfolder: ".cache", environment: ProcessEnvironment.variables)
             .map { $0 + "/imgpolicy" }
     }
 
@@ -44,7 +47,7 @@ struct CacheLocation: ParsableArguments {
     /// `open(logger:)` for `--cache-dir path` (nil: not given).
     static func open(path: String?, logger: Logger = .disabled) throws -> DiskCache {
         if path?.isEmpty == true { throw CommandFailure.usage("--cache-dir: the path is empty") }
-        guard let folder = folder(path: path) else {
+        guard let folder = try folder(path: path) else {
             throw CommandFailure(UserFolder.missingMessage("XDG_CACHE_HOME", what: "cache", option: "--cache-dir DIR"), status: .ioError)
         }
         do {
@@ -54,11 +57,22 @@ struct CacheLocation: ParsableArguments {
         }
     }
 
-    /// Opens the cache only if its folder exists (a decision should not create folders); no
-    /// folder at all is no cache.
-    func openIfPresent(logger: Logger = .disabled) throws -> DiskCache? {
-        guard let folder, try Self.folderExists(folder) else { return nil }
-        return try open(logger: logger)
+    /// Opens the cache to look at it only (`cache stats`, `cache list`, `stats`): nothing is
+    /// created or written, not its folder, marker, journal or `tmp/` (`DiskCache.inspecting`).
+    /// Returns the folder, and the cache or nil when the folder is missing or empty (no image). No
+    /// folder at all (no `--cache-dir` and no usable `HOME`), something other than a folder there,
+    /// a folder that is not a cache, or one that cannot be read: exit 74, naming it.
+    func inspect(logger: Logger = .disabled) throws -> (folder: String, cache: DiskCache?) {
+        if path?.isEmpty == true { throw CommandFailure.usage("--cache-dir: the path is empty") }
+        guard let folder = try folder() else {
+            throw CommandFailure(UserFolder.missingMessage("XDG_CACHE_HOME", what: "cache", option: "--cache-dir DIR"), status: .ioError)
+        }
+        guard try Self.folderExists(folder) else { return (folder, nil) }
+        do {
+            return (folder, try DiskCache.inspecting(folder: folder, logger: logger))
+        } catch {
+            throw CommandFailure("cannot open the cache: \(error)", status: .ioError)
+        }
     }
 
     /// Whether the cache folder `folder` exists (a missing one is an empty cache); exit 74 when
@@ -91,7 +105,7 @@ struct CacheLocation: ParsableArguments {
     /// a folder that is not a cache (foreign files, or a ledger without the marker) is refused
     /// as by `--fetch` and `cache` (exit 74), untouched.
     static func openUnlessEmpty(path: String?, logger: Logger = .disabled) throws -> DiskCache? {
-        guard let folder = folder(path: path), try folderExists(folder) else { return nil }
+        guard let folder = try folder(path: path), try folderExists(folder) else { return nil }
         if holdsNoImage(folder) { return nil }
         return try open(path: path, logger: logger)
     }

@@ -41,7 +41,8 @@ struct Decide: AsyncParsableCommand {
     @Flag(help: "The link is behind a captive portal or has no internet (a policy that does not test it sees offline).")
     var captive = false
 
-    @Option(help: ArgumentHelp("The measured throughput of the link, in bytes per second (a policy testing \"slow\" compares it with its slowBelow).",
+    // `.unconditional`: `--throughput -5` is a bad number, not a missing one.
+    @Option(parsing: .unconditional, help: ArgumentHelp("The measured throughput of the link, in bytes per second (a policy testing \"slow\" compares it with its slowBelow).",
                                valueName: "bytes-per-second"))
     var throughput: String?
 
@@ -67,7 +68,7 @@ struct Decide: AsyncParsableCommand {
 
     @OptionGroup var cache: CacheLocation
 
-    @Option(help: ArgumentHelp("With --fetch and one item: write the image bytes to this file (a regular file is replaced atomically; a device or FIFO is written to).", valueName: "file"))
+    @Option(help: ArgumentHelp("With --fetch and one item: write the image bytes to this file (a regular file is replaced atomically; a device or FIFO is written to); no image to write (the placeholder) is exit 69, the file left as it was.", valueName: "file"))
     var output: String?
 
     @OptionGroup var sizing: SizeOption
@@ -154,7 +155,7 @@ struct DecisionOptions {
         let provider = try networkProvider(environment: environment)
         let items = try reporting { try ImageItem.load(contentsOf: item) }
         logger.debug("items read", metadata: ["file": "\(item)", "count": "\(items.count)"])
-        let store = SettingsLocation.store(path: settingsPath)
+        let store = try SettingsLocation.store(path: settingsPath)
         var resolved = try reporting { try policy.resolveSettings(from: store) }
         for (position, value) in overrides {
             if value { resolved.bits |= 1 << position } else { resolved.bits &= ~(1 << position) }
@@ -218,22 +219,24 @@ struct DecisionOptions {
                                      http: SizeOption.http(HTTPOptions.standard.following(setup.policy), decodingTo: size),
                                      logger: logger)
         let (decider, decisions, explained) = decideAll(setup, cache: pipeline)
-        var output = explained
-        let results = await FetchRun(pipeline: pipeline, json: json, policy: setup.policy, network: decider.network, settings: setup.settings, logger: logger).run(items: setup.items, decisions: decisions)
-        await pipeline.flush()
+        // The explanations first, then each item's line as it is ready (streamed), then usage.
+        FileHandle.standardOutput.write(text: explained)
+        let run = FetchRun(pipeline: pipeline, json: json, size: size, policy: setup.policy, network: decider.network,
+                           settings: setup.settings, logger: logger)
+        let results = await run.run(items: setup.items, decisions: decisions)
         await transport.shutdown()
         // A body that does not decode was downloaded (and counted) all the same: the report and
         // its usage line come first, then the decoding failure (exit 65).
-        let decoding = Result { () throws(CommandFailure) in try SizeOption.decode(results.images.first ?? nil, to: size) }
-        output += SizeOption.annotate(results.lines, with: (try? decoding.get()) ?? nil, json: json).joined() + results.usage
-        FileHandle.standardOutput.write(text: output)
-        let decoded = try decoding.get()
+        let decoded = try results.decoded.get()
         if let path = self.output {
-            if let image = results.images.first ?? nil {
+            if let image = results.image {
                 try ImageOutput.write(try decoded.map(SizeOption.png) ?? image.bytes, to: path)
             } else if results.failure == nil {
-                let message = "imgpolicy: nothing written to \(TerminalText.escaped(path)): the decision is the placeholder\n"
-                FileHandle.standardError.write(text: message)
+                // A script must not go on to show an older picture left at that path: exit 69
+                // (nothing to show, as offline and not cached), the file as it was.
+                let rule = results.placeholder.map { " (rule \($0.rule))" } ?? ""
+                throw CommandFailure("\(path): nothing written: the decision is the placeholder\(rule); the file is left as it was",
+                                     status: .unavailable)
             }
         }
         if let failure = results.failure { throw failure }

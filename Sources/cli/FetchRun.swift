@@ -1,3 +1,4 @@
+import Decoding
 import Fetch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -12,8 +13,14 @@ import Musl
 import Logging
 import Policy
 
-/// Carries out decisions for `imgpolicy --fetch`: all items at once, with progress on a terminal,
-/// one line per item in item order, and the failure to exit with.
+/// Carries out decisions for `imgpolicy --fetch`: items loaded concurrently, with progress on a
+/// terminal, one line per item in item order, and the failure to exit with.
+///
+/// It streams (issue 16, item 9): at most `maximumInFlight` loads run at once, and each item's
+/// line is written as soon as the items before it are reported; an item's image is dropped once
+/// its line is made (kept only for a run of one item, for `--output` and `--size`), so memory
+/// holds the items, their decisions and what is in flight, never every result. Lines finished
+/// ahead of a slow item wait for it (at most `maximumAhead` of them; no new load starts past that).
 ///
 /// Loads go through an `ImageLoader` over the run's one network state and settings, so that a
 /// "show cached" decision whose cached copy proves unreadable (another process cleared or evicted
@@ -22,15 +29,22 @@ import Policy
 struct FetchRun {
     let loader: ImageLoader
     let json: Bool
+    /// `--size`, for a run of one item: its image is decoded to fit, and its line says so.
+    let size: SizeOption.Box?
     /// What the run's loads cost: the summary line, and the ledger in the cache folder.
     let usage = DataUsageRecorder()
+
+    /// Loads running at once, at most (the transport queues beyond its own connection limits).
+    static let maximumInFlight = 64
+    /// Items loaded ahead of the first one not reported yet, at most (their lines wait in memory).
+    static let maximumAhead = 4096
 
     var pipeline: ImagePipeline { loader.pipeline }
 
     /// A run over `pipeline` that decides again, when it must, with `policy`, the network state
     /// read once for the run and the resolved settings (with the command's `--set` overrides).
-    init(pipeline: ImagePipeline, json: Bool, policy: ImagePolicy, network: NetworkState, settings: ResolvedSettings,
-         logger: Logger) {
+    init(pipeline: ImagePipeline, json: Bool, size: SizeOption.Box?, policy: ImagePolicy, network: NetworkState,
+         settings: ResolvedSettings, logger: Logger) {
         var values: [String: SettingValue] = [:]
         for (position, declaration) in policy.settings.enumerated() {
             values[declaration.key] = .bool(settings.isOn(at: position))
@@ -38,60 +52,113 @@ struct FetchRun {
         loader = ImageLoader(policy: policy, reachability: FixedReachability(network),
                              settings: InMemorySettingsStore(values), pipeline: pipeline, usage: usage, logger: logger)
         self.json = json
+        self.size = size
     }
 
+    /// What is left once every line was written.
     struct Results {
-        var lines: [String] = []
-        var images: [FetchedImage?] = []
+        /// The image of a run of one item (nil for longer runs, or when there is none).
+        var image: FetchedImage?
+        /// That image decoded to fit `--size` (nil without `--size` or without an image), or why
+        /// it could not be (exit 65, after the report).
+        var decoded: Result<DecodedImage?, CommandFailure> = .success(nil)
+        /// The decision of a run of one item that ended as the placeholder, with no failure.
+        var placeholder: Decision?
         var failure: CommandFailure?
-        /// The usage summary line (`usage: …`, or `{"usage":{…}}` with `--json`).
-        var usage = ""
     }
 
+    /// One item's report, made when its load ended: what it prints, and why the run fails.
+    private struct Report {
+        var line: String
+        /// A failed load's line for standard error.
+        var errorLine: String?
+        var failure: CommandFailure?
+        var image: FetchedImage?
+        var placeholder: Decision?
+    }
+
+    /// Loads every item, writes each item's line to standard output in item order as soon as it
+    /// can, then the usage summary; adds the run to the ledger.
     func run(items: [ImageItem], decisions: [Decision]) async -> Results {
-        let events = await load(items, decisions: decisions)
         var results = Results()
-        for (index, item) in items.enumerated() {
-            guard let (event, elapsed) = events[index] else { continue }
-            let prefix = item.id.map { "\($0): " } ?? ""
-            let time = milliseconds(elapsed)
-            switch event {
-            case .placeholder(let decision):
-                results.lines.append(json ? line(decision, extra: [("source", nil), ("bytes", 0), ("ms", time)])
-                                          : TerminalText.escaped("\(prefix)placeholder (rule \(decision.rule): \(decision.reason))") + "\n")
-                results.images.append(nil)
-            case .imageReady(let decision, let variant, let image):
-                results.lines.append(json
-                    ? line(decision, extra: [("source", image.source.rawValue), ("bytes", image.bytes.count), ("ms", time)])
-                    : TerminalText.escaped("\(prefix)\(decision.action.kind) \(variant) from \(image.source), \(image.bytes.count) bytes, \(time) ms (rule \(decision.rule))") + "\n")
-                results.images.append(image)
-            case .failed(let decision, let error, let fallback):
-                let shown = fallback.map { "the cached thumbnail (\($0.bytes.count) bytes)" } ?? "the placeholder"
-                results.lines.append(json
-                    ? line(decision, extra: [("source", nil), ("bytes", 0), ("ms", time), ("error", error.description)])
-                    : TerminalText.escaped("\(prefix)\(decision.action.kind) \(decision.variant.map { "\($0)" } ?? "") failed, showing \(shown): \(error)") + "\n")
-                results.images.append(nil)
-                let failure = CommandFailure(error.description, status: error.isRemote ? .unavailable : .ioError)
-                FileHandle.standardError.write(Data("imgpolicy: \(TerminalText.escaped(failure.message))\n".utf8))
-                if results.failure == nil || failure.status == .ioError { results.failure = failure }
-            case .decisionFailed(let error):
-                results.lines.append(TerminalText.escaped("\(prefix)\(error)") + "\n")
-                results.images.append(nil)
-                results.failure = CommandFailure(error)
+        let output = StreamedOutput(progressTotal: items.count > 1 && isatty(2) != 0 ? items.count : nil)
+        let loader = self.loader
+        await withTaskGroup(of: (Int, SlotEvent, Duration).self) { group in
+            var next = 0, reported = 0, running = 0
+            var waiting: [Int: Report] = [:]
+            func startLoads() {
+                while next < items.count, running < Self.maximumInFlight, next - reported < Self.maximumAhead {
+                    let index = next, item = items[index], decision = decisions[index]
+                    group.addTask {
+                        let start = ContinuousClock.now
+                        let event = await loader.load(item, decision: decision)
+                        return (index, event, ContinuousClock.now - start)
+                    }
+                    next += 1
+                    running += 1
+                }
+            }
+            startLoads()
+            while let (index, event, elapsed) = await group.next() {
+                running -= 1
+                output.loaded()
+                waiting[index] = report(event, item: items[index], elapsed: elapsed, keepsImage: items.count == 1)
+                while let done = waiting.removeValue(forKey: reported) {
+                    reported += 1
+                    var line = done.line
+                    if items.count == 1, let image = done.image {
+                        results.image = image
+                        results.decoded = Result { () throws(CommandFailure) in try SizeOption.decode(image, to: size) }
+                        line = SizeOption.annotate([line], with: (try? results.decoded.get()) ?? nil, json: json).joined()
+                    }
+                    results.placeholder = done.placeholder
+                    output.write(line)
+                    if let errorLine = done.errorLine { output.writeError(errorLine) }
+                    if let failure = done.failure, results.failure == nil || failure.status == .ioError { results.failure = failure }
+                }
+                startLoads()
             }
         }
+        output.endProgress()
         await pipeline.flush()
         for (error, occurrences) in pipeline.diskWriteFailures {
             let more = occurrences > 1 ? " (and \(occurrences - 1) more cache writes failed so)" : ""
-            FileHandle.standardError.write(Data("imgpolicy: \(TerminalText.escaped("\(error)\(more)"))\n".utf8))
+            output.writeError("imgpolicy: \(TerminalText.escaped("\(error)\(more)"))\n")
             results.failure = CommandFailure("", status: .ioError)
         }
-        results.usage = recordUsage(failure: &results.failure)
+        output.write(recordUsage(failure: &results.failure))
+        output.flush()
         if let failure = results.failure {
             // Each failure was already reported on its own line; exit with the status only.
             results.failure = CommandFailure("", status: failure.status)
         }
         return results
+    }
+
+    /// The report of one item's event.
+    private func report(_ event: SlotEvent, item: ImageItem, elapsed: Duration, keepsImage: Bool) -> Report {
+        let prefix = item.id.map { "\($0): " } ?? ""
+        let time = milliseconds(elapsed)
+        switch event {
+        case .placeholder(let decision):
+            return Report(line: json ? line(decision, extra: [("source", nil), ("bytes", 0), ("ms", time)])
+                                     : TerminalText.escaped("\(prefix)placeholder (rule \(decision.rule): \(decision.reason))") + "\n",
+                          placeholder: decision)
+        case .imageReady(let decision, let variant, let image):
+            return Report(line: json
+                ? line(decision, extra: [("source", image.source.rawValue), ("bytes", image.bytes.count), ("ms", time)])
+                : TerminalText.escaped("\(prefix)\(decision.action.kind) \(variant) from \(image.source), \(image.bytes.count) bytes, \(time) ms (rule \(decision.rule))") + "\n",
+                          image: keepsImage ? image : nil)
+        case .failed(let decision, let error, let fallback):
+            let shown = fallback.map { "the cached thumbnail (\($0.bytes.count) bytes)" } ?? "the placeholder"
+            let failure = CommandFailure(error.description, status: error.isRemote ? .unavailable : .ioError)
+            return Report(line: json
+                ? line(decision, extra: [("source", nil), ("bytes", 0), ("ms", time), ("error", error.description)])
+                : TerminalText.escaped("\(prefix)\(decision.action.kind) \(decision.variant.map { "\($0)" } ?? "") failed, showing \(shown): \(error)") + "\n",
+                          errorLine: "imgpolicy: \(TerminalText.escaped(failure.message))\n", failure: failure)
+        case .decisionFailed(let error):
+            return Report(line: TerminalText.escaped("\(prefix)\(error)") + "\n", failure: CommandFailure(error))
+        }
     }
 
     /// Adds the run's usage to the ledger in the cache folder (a damaged day file set aside is
@@ -112,24 +179,11 @@ struct FetchRun {
             perOriginal = ledger.read().total().averageOriginalBytes ?? perOriginal
         }
         let current = usage.usage
-        if json { return JSONWriter.compactText(of: JSONValue(.object([("usage", current.outputJSON(perOriginal: perOriginal))]))) + "\n" }
-        return TerminalText.escaped("usage: " + current.summaryText(perOriginal: perOriginal)) + "\n"
-    }
-
-    /// Loads every item at once, each through a slot of its own as an app would; the events
-    /// arrive on the main actor, where they are collected with each load's duration.
-    private func load(_ items: [ImageItem], decisions: [Decision]) async -> [(SlotEvent, Duration)?] {
-        let collected = await EventList(count: items.count)
-        var tasks: [Task<Void, Never>] = []
-        for (index, item) in items.enumerated() {
-            let start = ContinuousClock.now
-            let slot = ImageSlot(loader: loader) { event in
-                collected.add(event, elapsed: ContinuousClock.now - start, at: index)
-            }
-            tasks.append(slot.load(item, decision: decisions[index]))
+        if json {
+            let members: [(key: String, value: JSONValue)] = [("type", JSONValue(.string("usage"))), ("usage", current.outputJSON(perOriginal: perOriginal))]
+            return JSONWriter.compactText(of: JSONValue(.object(members))) + "\n"
         }
-        for task in tasks { await task.value }
-        return await collected.finish()
+        return TerminalText.escaped("usage: " + current.summaryText(perOriginal: perOriginal)) + "\n"
     }
 
     private func milliseconds(_ duration: Duration) -> Double {
@@ -137,9 +191,12 @@ struct FetchRun {
         return (value * 10).rounded() / 10
     }
 
-    /// The decision's JSON object with the fetch's keys added.
+    /// The decision's JSON object with the fetch's keys added, and first `"type":"item"` (the last
+    /// line says `"type":"usage"`: a script reads each line's type, and never has to know which
+    /// line is which by its shape).
     private func line(_ decision: Decision, extra: [(String, Any?)]) -> String {
-        var members = decision.jsonMembers
+        var members: [(key: String, value: JSONValue)] = [("type", JSONValue(.string("item")))]
+        members += decision.jsonMembers
         for (key, value) in extra {
             switch value {
             case let text as String: members.append((key, JSONValue(.string(text))))
@@ -149,30 +206,5 @@ struct FetchRun {
             }
         }
         return JSONWriter.compactText(of: JSONValue(.object(members))) + "\n"
-    }
-}
-
-/// The events of a run, in item order, with `[done/total]` on standard error while they arrive
-/// (only when it is a terminal and there is more than one item). Main-actor state: no lock.
-@MainActor
-final class EventList {
-    private var events: [(SlotEvent, Duration)?]
-    private var done = 0
-    private let visible: Bool
-
-    init(count: Int) {
-        events = Array(repeating: nil, count: count)
-        visible = count > 1 && isatty(2) != 0
-    }
-
-    func add(_ event: SlotEvent, elapsed: Duration, at index: Int) {
-        events[index] = (event, elapsed)
-        done += 1
-        if visible { FileHandle.standardError.write(Data("\rloading \(done)/\(events.count)".utf8)) }
-    }
-
-    func finish() -> [(SlotEvent, Duration)?] {
-        if visible { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-        return events
     }
 }

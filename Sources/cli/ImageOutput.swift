@@ -39,21 +39,25 @@ enum ImageOutput {
 
     /// Refuses, before anything is downloaded, an `--output` that `write(_:to:)` would refuse
     /// after: an empty path (a usage error), a folder, a block device or a socket, a symbolic link
-    /// to nothing, a folder that does not exist. The data is not spent on an image that cannot be
-    /// written. (What can change meanwhile is checked again when writing.)
+    /// to nothing, a folder that does not exist or cannot be written, a name or a path too long for
+    /// the file system. The data is not spent on an image that cannot be written. (What can change
+    /// meanwhile is checked again when writing.)
     static func checkBeforeFetching(_ path: String) throws(CommandFailure) {
         guard !path.isEmpty else { throw CommandFailure.usage("--output: the path is empty") }
         guard path != "-" else { throw standardOutputRefused }
         let kind = FileKind(path: path, followingLinks: true)
         if let kind, refuses(kind) { throw refusal(path, kind) }
         if kind == .regular, let refusal = ArgumentPaths.replacementRefusal(path, "cannot write the image") { throw refusal }
-        guard kind == nil else { return }
-        if FileKind(path: path, followingLinks: false) == .symbolicLink {
+        // A device or a FIFO is written to as it is; a regular file or a new one is replaced.
+        guard kind == nil || kind == .regular else { return }
+        if kind == nil, FileKind(path: path, followingLinks: false) == .symbolicLink {
             throw failure(path, "is a symbolic link to a missing file")
         }
-        let folder = PathText.parent(of: path)
-        if !folder.isEmpty, FileKind(path: folder, followingLinks: true) != .directory {
-            throw failure(path, "the folder \(folder) does not exist")
+        // The folder exists and can be written, the name and the path fit the file system.
+        do {
+            try AtomicFileWriter.checkWritable(path)
+        } catch {
+            throw failure(path, error.message)
         }
     }
 

@@ -18,7 +18,7 @@ struct Imgpolicy: AsyncParsableCommand {
             nothing that exists); 65 bad item, policy or settings file (or a \
             policy whose own cases fail; an item URL with credentials, a bad host or port, or longer \
             than 8 KiB; a damaged usage record, for stats); 66 a file that does not exist, cannot be read, or is not a regular file (a \
-            FIFO, device, socket or folder); 69 a download failed (server or network); 74 a local \
+            FIFO, device, socket or folder); 69 a download failed (server or network), or --output has no image to write (the placeholder); 74 a local \
             file or the cache could not be written (--output: a FIFO nobody reads, a folder, a \
             socket or a block device; no usable HOME for a default location that must be written).
             """,
@@ -63,7 +63,32 @@ struct Imgpolicy: AsyncParsableCommand {
         }.filter { !$0.isEmpty }
         var message = lines.first ?? "invalid usage"
         if lines.count > 1 { message += " " + lines.dropFirst().joined(separator: ", ") }
-        CommandFailure(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message,
-                       status: code == .validationFailure ? .usage : ExitStatus(rawValue: code.rawValue) ?? .usage).exit()
+        if message.hasPrefix("Error: ") { message.removeFirst(7) }
+        if message.hasPrefix("Missing expected argument "), let hint = dashedValueHint(Array(ArgumentPaths.prepared.arguments.dropFirst()),
+                                                                                    missing: String(message.dropFirst(26))) {
+            message = hint
+        }
+        CommandFailure(message, status: code == .validationFailure ? .usage : ExitStatus(rawValue: code.rawValue) ?? .usage).exit()
+    }
+
+    /// When a positional value (`missing`, `'<value>'`) was missing because one that starts with
+    /// `-` was taken for an option (`settings set b -0`, `settings get -x`), the message that says
+    /// so and what to write instead: the value after `--`, which ends the options. Nil when no such
+    /// argument was given. (Options that take a number
+    /// read it as given: `--items -1` is refused as a value.)
+    static func dashedValueHint(_ arguments: [String], missing: String) -> String? {
+        let options = arguments.prefix { $0 != "--" }
+        // `-v`, `-vv`… and `-h` are this command's own short flags; a long `--name` is an option.
+        guard let position = options.firstIndex(where: { argument in
+            argument.count > 1 && argument.hasPrefix("-") && !argument.hasPrefix("--") && argument != "-h"
+                && !argument.dropFirst().allSatisfy { $0 == "v" }
+        }) else { return nil }
+        let value = arguments[position]
+        let rest = arguments[(position + 1)...]
+        let example = rest.contains(where: { $0.hasPrefix("-") })
+            ? "imgpolicy \(arguments[..<position].joined(separator: " ")) [options] -- \(value)"
+            : "imgpolicy \((arguments[..<position] + ["--", value] + rest).joined(separator: " "))"
+        return "\"\(TerminalText.escaped(value))\" was read as an option, so \(missing) is missing; a value that starts with \"-\" goes after \"--\", "
+            + "which ends the options: \(TerminalText.escaped(example))"
     }
 }

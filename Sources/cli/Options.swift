@@ -57,13 +57,16 @@ struct SettingsLocation: ParsableArguments {
     var path: String?
 
     /// The store at the chosen path.
-    func store() -> FileSettingsStore {
-        Self.store(path: path)
+    func store() throws(CommandFailure) -> FileSettingsStore {
+        try Self.store(path: path)
     }
 
-    /// The store at `path` (`--settings`), else at the default location.
-    static func store(path: String?) -> FileSettingsStore {
-        path.map { FileSettingsStore(path: $0) } ?? FileSettingsStore.atDefaultLocation(environment: ProcessEnvironment.variables)
+    /// The store at `path` (`--settings`), else at the default location (an `XDG_CONFIG_HOME`
+    /// that is not UTF-8 and names nothing is refused, exit 64).
+    static func store(path: String?) throws(CommandFailure) -> FileSettingsStore {
+        if let path { return FileSettingsStore(path: path) }
+        try ProcessEnvironment.checkDefaultLocation("XDG_CONFIG_HOME")
+        return FileSettingsStore.atDefaultLocation(environment: ProcessEnvironment.variables)
     }
 }
 

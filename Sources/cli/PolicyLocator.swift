@@ -61,7 +61,10 @@ enum PolicyLocator {
         let folders = searchFolders()
         for folder in folders {
             let path = folder + "/" + reference + ".json"
-            if FileManager.default.fileExists(atPath: path) {
+            // Anything under that name is the policy asked for, also what cannot be read (a
+            // symbolic-link loop, a link to nothing, a FIFO): reading it says what is wrong with
+            // it, where "no policy named …" would list it among the known ones.
+            if FileKind(path: path, followingLinks: false) != nil {
                 return (try reporting { try ImagePolicy.load(contentsOf: path) }, .bundled(path))
             }
         }

@@ -85,8 +85,9 @@ struct SettingsCommand: ParsableCommand {
             } else {
                 parsed = string ? .string(value) : SettingValue(parsing: value)
             }
-            if let refusal = ArgumentPaths.replacementRefusal(settings.store().path, "cannot write the settings") { throw refusal }
-            try reporting { try settings.store().set(parsed, forKey: key) }
+            let store = try settings.store()
+            if let refusal = ArgumentPaths.replacementRefusal(store.path, "cannot write the settings") { throw refusal }
+            try reporting { try store.set(parsed, forKey: key) }
         }
     }
 
@@ -97,8 +98,9 @@ struct SettingsCommand: ParsableCommand {
         @OptionGroup var settings: SettingsLocation
 
         func run() throws {
-            if let refusal = ArgumentPaths.replacementRefusal(settings.store().path, "cannot write the settings") { throw refusal }
-            try reporting { try settings.store().removeValue(forKey: key) }
+            let store = try settings.store()
+            if let refusal = ArgumentPaths.replacementRefusal(store.path, "cannot write the settings") { throw refusal }
+            try reporting { try store.removeValue(forKey: key) }
         }
     }
 }

@@ -21,7 +21,8 @@ struct SizeOption: ParsableArguments {
         }
     }
 
-    @Option(help: ArgumentHelp("The display size of the one item: policies see whether its thumbnail covers W; with --fetch the image is decoded to fit WxH pixels (--output writes PNG; --json adds width and height).", valueName: "WxH"))
+    // `.unconditional`: `--size -1x5` is a bad size, not a missing one.
+    @Option(parsing: .unconditional, help: ArgumentHelp("The display size of the one item: policies see whether its thumbnail covers W; with --fetch the image is decoded to fit WxH pixels (--output writes PNG; --json adds width and height).", valueName: "WxH"))
     var size: Box?
 
     /// The fetched image decoded to fit the box; nil without `--size` or without an image.

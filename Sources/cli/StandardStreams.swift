@@ -44,6 +44,28 @@ enum StandardStreams {
         outputError.withLock { if $0 == 0 { $0 = code } }
     }
 
+    /// Ends the process (status 0) as soon as the reader of standard output goes away: a pipe
+    /// whose reading end is closed (`imgpolicy network --watch | head -1`), a socket shut down,
+    /// a terminal hung up. A thread of its own waits in `poll` for the error or hang-up the kernel
+    /// reports on descriptor 1 (asking for no event, so that a writable pipe never wakes it); a
+    /// regular file or `/dev/null` never reports one, and the thread waits until the process ends.
+    /// For a command that writes only when something happens: without this, it would learn that
+    /// its reader left only from the next line's `SIGPIPE`, which may never come.
+    ///
+    /// `_exit`, not `exit`: nothing is left to flush (the command writes with `write(2)`), and a
+    /// flush towards a closed pipe would raise `SIGPIPE`.
+    static func exitWhenOutputCloses() {
+        try? OwnedThread.detached {
+            var descriptor = pollfd(fd: 1, events: 0, revents: 0)
+            while true {
+                let ready = poll(&descriptor, 1, -1)
+                if ready < 0 && errno == EINTR { continue }
+                guard ready > 0, descriptor.revents & Int16(POLLERR | POLLHUP) != 0 else { return }
+                _exit(0)
+            }
+        }
+    }
+
     /// Flushes the C library's buffer of standard output (`print`) and returns why standard output
     /// lost bytes, if it did: a full disk (`> /dev/full`), a closed or read-only descriptor, a
     /// closed pipe. nil: everything written arrived.

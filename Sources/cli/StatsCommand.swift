@@ -29,7 +29,8 @@ struct StatsCommand: ParsableCommand {
     @Flag(help: "One JSON object: since, until, total, days (each with day and the same keys as total), estimate.")
     var json = false
 
-    @Option(help: ArgumentHelp("The first day counted (UTC), e.g. 2026-11-01 (default: the first of this month).", valueName: "YYYY-MM-DD"))
+    // `.unconditional`: `--since -1` is not a day, rather than a missing one.
+    @Option(parsing: .unconditional, help: ArgumentHelp("The first day counted (UTC), e.g. 2026-11-01 (default: the first of this month).", valueName: "YYYY-MM-DD"))
     var since: String?
 
     @OptionGroup var cache: CacheLocation
@@ -40,10 +41,9 @@ struct StatsCommand: ParsableCommand {
             throw CommandFailure.usage("--since \(since): not a day; expected YYYY-MM-DD (a UTC day that exists, from 1970)")
         }
         let logger = try logging.logger(environment: ProcessEnvironment.variables)
-        // No folder at all (no --cache-dir, no usable HOME): `open` throws its exit-74 failure.
-        guard let folder = cache.folder else { _ = try cache.open(logger: logger); return }
-        // A folder that exists must be a cache (refused with exit 74 otherwise); none is empty.
-        _ = try cache.openIfPresent(logger: logger)
+        // No folder at all (no --cache-dir, no usable HOME), or a folder that is not a cache: exit
+        // 74. Only looked at: nothing is created or written; none is empty.
+        let folder = try cache.inspect(logger: logger).folder
         let today = UsageDay.today()
         let first = since.flatMap(UsageDay.init(parsing:)) ?? today.firstOfMonth
         let reading = DataUsageLedger(cacheFolder: folder, logger: logger).read()

@@ -85,6 +85,38 @@ struct ErrorCatalogueTests {
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
     }
 
+    /// Issue 16: a value starting with `-` was taken for an option, so `--items -1` said
+    /// "Missing value for '--items <n>'". An option's value is read as given and refused as a
+    /// value (or taken); a positional value that looks like an option names `--`.
+    @Test(arguments: [
+        (["simulate", "--items", "-1"], "--items -1: expected a count from 1 to 100000"),
+        (["simulate", "--visible", "-3"], "--visible -3: expected a count from 1 to 100"),
+        (["simulate", "--seed", "-1"], "--seed -1: expected a whole number from 0 to 18446744073709551615"),
+        (["simulate", "--original-bytes", "-5"], "--original-bytes -5: expected a size from 64 to 16000000 bytes"),
+        (["simulate", "--latency", "-5-10"], "--latency -5-10: expected MIN-MAX in milliseconds"),
+        (["--item", "examples/item.json", "--size", "-1x5"], "The value '-1x5' is invalid for '--size <WxH>'"),
+        (["--item", "examples/item.json", "--fetch", "--size", "-1x5"], "The value '-1x5' is invalid for '--size <WxH>'"),
+        (["--item", "examples/item.json", "--throughput", "-5"], "--throughput -5: expected a number of bytes per second"),
+        (["stats", "--since", "-1"], "--since -1: not a day; expected YYYY-MM-DD"),
+        (["settings", "set", "b", "-0"], #""-0" was read as an option, so '<value>' is missing; a value that starts with "-" goes after "--", which ends the options: imgpolicy settings set b -- -0"#),
+        (["settings", "get", "-x"], #""-x" was read as an option, so '<key>' is missing; a value that starts with "-" goes after "--", which ends the options: imgpolicy settings get -- -x"#),
+    ])
+    func aValueStartingWithADashIsAValue(_ arguments: [String], _ message: String) async throws {
+        let result = try await cli.run(arguments)
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("imgpolicy: "), "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(!result.stderr.contains("Missing"), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+    }
+
+    /// What `--` makes possible: a negative number as a setting's value.
+    @Test func aSettingsValueAfterTheTerminatorIsStored() async throws {
+        let result = try await cli.run(["settings", "set", "--settings", cli.home.file("s.json"), "b", "--", "-0.5"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try cli.home.read("s.json").contains(#""b": -0.5"#))
+    }
+
     @Test func aMissingFileExits66() async throws {
         for arguments in [["--item", "/nonexistent/x.json"], ["--item", "examples/item.json", "--policy", "/nonexistent/p.json"],
                           ["policy", "check", "/nonexistent/p.json"]] {

@@ -49,6 +49,36 @@ struct FetchCommandTests {
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: target))) == TestImages.png(size: 20_000, seed: 1))
     }
 
+    /// Issue 16: `--output x.png` with nothing to write (a placeholder decision) exited 0 and left
+    /// an older `x.png` in place, so a script went on to show the old picture. It exits 69, in one
+    /// line, and leaves the file as it was.
+    @Test func anOutputWithNothingToWriteExits69AndKeepsTheOldFile() async throws {
+        let item = try itemFile()
+        let target = try cli.home.write("an older picture", to: "x.png")
+        let result = try await cli.run(["--network", "offline", "--item", item, "--fetch", "--cache-dir", cacheDir, "--output", target])
+        #expect(result.status == 69)
+        #expect(result.stdout.hasPrefix("x: placeholder"))
+        #expect(result.stderr == "imgpolicy: \(target): nothing written: the decision is the placeholder (rule offline-placeholder); the file is left as it was\n")
+        #expect(try cli.home.read("x.png") == "an older picture")
+        #expect(server.totalHits == 0)
+    }
+
+    /// Issue 17: `--fetch --json` ended its stream of item objects with a usage object of another
+    /// shape that every script had to know to skip. Each line says what it is: `"type":"item"` for
+    /// an item, `"type":"usage"` for the summary, first.
+    @Test func everyJSONLineOfAFetchSaysWhatItIs() async throws {
+        let items = try cli.home.write("[" + ["/o.png", "/t.png"].map { #"{"id": "\#($0)", "original": "\#(server.url($0))"}"# }.joined(separator: ",") + "]",
+                                       to: "items.json")
+        let result = try await cli.run(["--network", "wifi", "--item", items, "--fetch", "--cache-dir", cacheDir, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        for line in lines.prefix(2) {
+            #expect(line.hasPrefix(#"{"type":"item","action":"load","variant":"original","url":"#), "\(line)")
+        }
+        #expect(lines.last?.hasPrefix(#"{"type":"usage","usage":{"bytes":{"downloaded":22000,"#) == true, "\(lines.last ?? "")")
+    }
+
     @Test func aServerFailureExits69AndWritesNothing() async throws {
         let item = try itemFile(original: "/missing.png", thumbnail: nil)
         let target = cli.home.file("out.png")

@@ -44,6 +44,59 @@ struct NetworkCommandTests {
         #expect(result.stdout.contains("  roaming (ModemManager): unknown: no system bus"))
     }
 
+    /// Issue 16, item 8: `network --watch | head -1` used to run until the next change (only the
+    /// next line's SIGPIPE ended it). The watcher notices its standard output closing and exits 0.
+    @Test func watchExitsAsSoonAsItsStandardOutputCloses() async throws {
+        let root = try fakeModemTree()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: PackagePaths.executable)
+        process.arguments = ["network", "--watch", "--root", root.path]
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "IMGPOLICY_NETWORK")
+        process.environment = environment.merging(Self.noBus) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        try? output.fileHandleForWriting.close()
+        // `head -1`: read the first line, then close the pipe.
+        let reader = output.fileHandleForReading
+        let first = try await offThePool { () -> String in
+            var bytes: [UInt8] = []
+            while !bytes.contains(10) {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                bytes += chunk
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        #expect(first.hasPrefix("cellular,expensive interface=wwan0"), "\(first)")
+        try reader.close()
+        #expect(await waitUntil(timeout: .seconds(10)) { !process.isRunning }, "the watcher still runs after its reader left")
+        if !process.isRunning { #expect(process.terminationStatus == 0 && process.terminationReason == .exit) }
+    }
+
+    /// `--root` that names no folder used to read as an empty tree: `network: offline`, exit 0.
+    @Test(arguments: ["missing", "file", "fifo"])
+    func aRootThatIsNotAFolderIsRefused(_ kind: String) async throws {
+        let root: String
+        switch kind {
+        case "missing": root = cli.home.file("nonexistent")
+        case "file": root = try cli.home.write("x", to: "a-file")
+        default:
+            root = cli.home.file("a-fifo")
+            #expect(mkfifo(root, 0o600) == 0)
+        }
+        for arguments in [["network", "--root", root], ["network", "--root", root, "--json"], ["network", "--root", root, "--watch"]] {
+            let result = try await cli.run(arguments, environment: Self.noBus)
+            #expect(result.status == 66, "\(arguments): \(result.stdout)")
+            #expect(result.stdout.isEmpty)
+            let what = kind == "missing" ? "no such folder" : kind == "file" ? "is a regular file, not a folder" : "is a FIFO, not a folder"
+            #expect(result.stderr == "imgpolicy: --root \(root): \(what)\n")
+        }
+    }
+
     @Test func watchWithTheVariableSetPrintsOnce() async throws {
         let result = try await cli.run(["network", "--watch", "--json"], environment: Self.noBus.merging(["IMGPOLICY_NETWORK": "cellular,roaming"]) { $1 })
         #expect(result.status == 0)

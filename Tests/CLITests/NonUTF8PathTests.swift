@@ -110,23 +110,62 @@ struct NonUTF8PathTests {
         #expect(missingFolder.status == 64 && missingFolder.stderr.contains("\"\(folder.path)/d\\xFF/i.json\""))
     }
 
+    /// Issue 16: a variable's value that is not UTF-8 was shown repaired, as U+FFFD (which `run`
+    /// refuses to see); it is shown with `\xHH`, as arguments are.
+    @Test func variablesThatAreNotUTF8AreShownWithTheirBytes() async throws {
+        let network = try await run(["--item", "examples/item.json"], environment: ["IMGPOLICY_NETWORK": "wifi<FF>"])
+        #expect(network.status == 64)
+        #expect(network.stderr.hasPrefix(#"imgpolicy: IMGPOLICY_NETWORK="wifi\xFF" is not a network state"#), "\(network.stderr)")
+        let level = try await run(["--network", "wifi", "--item", "examples/item.json"], environment: ["IMGPOLICY_LOG_LEVEL": "x<FF>"])
+        #expect(level.status == 64)
+        #expect(level.stderr.hasPrefix(#"imgpolicy: IMGPOLICY_LOG_LEVEL="x\xFF" is not a log level"#), "\(level.stderr)")
+        let bus = try await run(["network"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/b<FF>"])
+        #expect(bus.stdout.contains(#"unix:path=/nonexistent/b\xFF ($DBUS_SYSTEM_BUS_ADDRESS)"#), "\(bus.stdout)")
+    }
+
+    /// Issue 16: a HOME that is not UTF-8 and does not exist refused every command, `--version`
+    /// and `--help` included. It is a HOME that does not exist: only what needs a default folder
+    /// fails (74, as for Debian's `/nonexistent`); a variable naming a policy folder that does not
+    /// exist is no folder to search, as when it is UTF-8.
+    @Test func aMissingHomeThatIsNotUTF8FailsOnlyWhatNeedsAFolder() async throws {
+        let environment = ["HOME": "DIR/h<FF>", "XDG_CACHE_HOME": "", "XDG_CONFIG_HOME": "", "IMGPOLICY_POLICY_DIR": "DIR/p<FF>"]
+        let version = try await run(["--version"], environment: environment)
+        #expect(version.status == 0 && !version.stdout.isEmpty, "\(version.stderr)")
+        let help = try await run(["--help"], environment: environment)
+        #expect(help.status == 0 && help.stdout.contains("USAGE: imgpolicy"), "\(help.stderr)")
+        let decision = try await run(["--network", "wifi", "--item", "examples/item.json", "--policy", "low-data"], environment: environment)
+        #expect(decision.status == 0 && decision.stdout.hasPrefix("sunset: load original"), "\(decision.stderr)")
+        let check = try await run(["policy", "check", "default"], environment: environment)
+        #expect(check.status == 0, "\(check.stderr)")
+        let stats = try await run(["cache", "stats"], environment: environment)
+        #expect(stats.status == 74 && stats.stderr.hasPrefix("imgpolicy: no default cache location: HOME"), "\(stats.stderr)")
+        let set = try await run(["settings", "set", "a", "true"], environment: environment)
+        #expect(set.status == 74 && set.stderr.contains("no default settings location"), "\(set.stderr)")
+        #expect(list().isEmpty)
+    }
+
     /// A cache folder named with 0xFF is the cache (created in it, never under a repaired name),
     /// and `stats` reads its ledger; so is one under a path variable that is not UTF-8.
     @Test func aCacheFolderWithAByteThatIsNotUTF8IsUsedAsGiven() async throws {
         #expect(Self.withPath(path("c<FF>")) { mkdir($0, 0o755) } == 0)
+        // `cache clear` writes (the marker); `cache stats` and `stats` only read.
+        let clear = try await run(["cache", "clear", "--cache-dir", "DIR/c<FF>"])
+        #expect(clear.status == 0 && clear.stdout == "removed 0 entries from \(folder.path)/c\\xFF\n", "\(clear.stderr)")
         let stats = try await run(["cache", "stats", "--cache-dir", "DIR/c<FF>"])
         #expect(stats.status == 0 && stats.stdout.hasPrefix("folder: \(folder.path)/c\\xFF\n"), "\(stats.stderr)")
         #expect(list() == ["c\\xFF"])
         #expect(list("c<FF>").contains(".imgpolicy-cache"))
         let usage = try await run(["stats", "--cache-dir", "DIR/c<FF>"])
         #expect(usage.status == 0 && usage.stdout.contains("nothing recorded"), "\(usage.stderr)")
-        let fresh = try await run(["cache", "stats", "--cache-dir", "DIR/c<FF>/new"])
+        let fresh = try await run(["cache", "clear", "--cache-dir", "DIR/c<FF>/new"])
         #expect(fresh.status == 0 && list("c<FF>").contains("new"), "\(fresh.stderr)")
         // The default folder under $XDG_CACHE_HOME that is not UTF-8.
         #expect(Self.withPath(path("x<FF>")) { mkdir($0, 0o755) } == 0)
-        let fromVariable = try await run(["cache", "stats"], environment: ["XDG_CACHE_HOME": "DIR/x<FF>"])
-        #expect(fromVariable.status == 0 && fromVariable.stdout.hasPrefix("folder: \(folder.path)/x\\xFF/imgpolicy\n"), "\(fromVariable.stderr)")
+        let fromVariable = try await run(["cache", "clear"], environment: ["XDG_CACHE_HOME": "DIR/x<FF>"])
+        #expect(fromVariable.status == 0 && fromVariable.stdout == "removed 0 entries from \(folder.path)/x\\xFF/imgpolicy\n", "\(fromVariable.stderr)")
         #expect(list("x<FF>") == ["imgpolicy"])
+        let statsFromVariable = try await run(["cache", "stats"], environment: ["XDG_CACHE_HOME": "DIR/x<FF>"])
+        #expect(statsFromVariable.status == 0 && statsFromVariable.stdout.hasPrefix("folder: \(folder.path)/x\\xFF/imgpolicy\n"))
         let missingVariable = try await run(["cache", "stats"], environment: ["XDG_CACHE_HOME": "DIR/y<FF>"])
         #expect(missingVariable.status == 64 && missingVariable.stderr.contains("XDG_CACHE_HOME=\"\(folder.path)/y\\xFF\""))
         #expect(list() == ["c\\xFF", "x\\xFF"])

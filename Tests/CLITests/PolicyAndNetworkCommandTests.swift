@@ -26,6 +26,21 @@ struct PolicyAndNetworkCommandTests {
         #expect(result.stdout.contains("policies/default.json: ok"))
     }
 
+    /// Issue 16: a rule that loads an image offline can never run; `policy check` accepted it.
+    @Test func checkRefusesARuleThatLoadsOffline() async throws {
+        let path = try cli.home.write("""
+            {"rules": [
+              {"name": "offline-original", "when": {"network": ["offline"]}, "action": "load", "variant": "original", "reason": "r"},
+              {"name": "rest", "action": "placeholder", "reason": "r"}
+            ]}
+            """, to: "p.json")
+        let result = try await cli.run(["policy", "check", path])
+        #expect(result.status == 65)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.hasPrefix("imgpolicy: \(path): line 2: rule 1 (\"offline-original\"): loads the original but can fire offline, where nothing can be loaded"), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+
     @Test func tableListsEveryInput() async throws {
         let text = try await cli.run(["policy", "table"])
         #expect(text.status == 0)

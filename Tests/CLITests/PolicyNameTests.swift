@@ -64,4 +64,21 @@ struct PolicyNameTests {
         let absent = try await run(["--item", PackagePaths.root + "/examples/item.json", "--policy", "absent"], in: folder)
         #expect(absent.status == 64 && !absent.stderr.contains("write ./"))
     }
+
+    /// Issue 16: a symbolic-link loop named `loop.json` in `IMGPOLICY_POLICY_DIR` made
+    /// `--policy loop` say "no policy named loop (known: …, loop, …)". A file found by name is read,
+    /// and what is wrong with it is said (66), for a loop and for a link to nothing alike.
+    @Test(arguments: [("loop", "loop.json", "is a symbolic link loop (too many levels of symbolic links)"),
+                      ("dangling", "nothing.json", "is a symbolic link to a missing file (nothing.json)")])
+    func aBrokenLinkFoundByNameSaysWhatIsWrong(_ name: String, _ destination: String, _ message: String) async throws {
+        let folder = TemporaryFolder()
+        try folder.link(name + ".json", to: destination)
+        let environment = ["IMGPOLICY_POLICY_DIR": folder.path]
+        for arguments in [["--item", PackagePaths.root + "/examples/item.json", "--policy", name], ["policy", "check", name],
+                          ["policy", "show", name]] {
+            let result = try await cli.run(arguments, environment: environment)
+            #expect(result.status == 66, "\(arguments): \(result.stderr)")
+            #expect(result.stderr == "imgpolicy: \(folder.path)/\(name).json: \(message)\n")
+        }
+    }
 }

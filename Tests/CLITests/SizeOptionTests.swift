@@ -32,7 +32,7 @@ struct SizeOptionTests {
                                         "--size", "100x100", "--output", target, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n")  // the item's line, then the usage line
-        #expect(lines.count == 2 && lines[1].hasPrefix(#"{"usage":"#))
+        #expect(lines.count == 2 && lines[1].hasPrefix(#"{"type":"usage","usage":"#))
         let json = try #require(try JSONSerialization.jsonObject(with: Data((lines.first ?? "").utf8)) as? [String: Any])
         #expect(json["width"] as? Int == 100 && json["height"] as? Int == 75)
         #expect(json["source"] as? String == "network")

@@ -118,4 +118,52 @@ struct OutputCheckedBeforeFetchingTests {
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         #expect(server.hits("/o.png") == 0)
     }
+
+    /// Issue 16: a folder that cannot be written and a name longer than the file system allows
+    /// were found only when the image was written, after its bytes were spent.
+    @Test("an --output that cannot be written is refused before any request", arguments: ["read-only folder", "long name", "long path"])
+    func anOutputThatCannotBeWrittenIsRefusedBeforeAnyRequest(kind: String) async throws {
+        let server = try TestHTTPServer(routes: ["/o.png": .ok(TestImages.png())])
+        let item = try cli.home.write(#"{"id": "x", "original": "\#(server.url("/o.png"))"}"#, to: "item.json")
+        let output: String
+        let message: String
+        switch kind {
+        case "read-only folder":
+            let folder = cli.home.file("read-only")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+            output = folder + "/out.png"
+            if getuid() == 0 {
+                #expect(try ProcessResult.run("/usr/bin/chattr", ["+i", folder]).status == 0)
+            } else {
+                #expect(chmod(folder, 0o555) == 0)
+            }
+            message = "cannot write the image: the folder \(folder) cannot be written"
+        case "long name":
+            output = cli.home.file(String(repeating: "a", count: 300) + ".png")
+            message = "cannot write the image: the name is 304 bytes long, longer than the 255 bytes"
+        default:
+            output = cli.home.path + String(repeating: "/.", count: 2100) + "/out.png"
+            message = "cannot write the image: the path is"
+        }
+        defer { _ = try? ProcessResult.run("/usr/bin/chattr", ["-i", cli.home.file("read-only")]) }
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cli.home.file("cache"), "--output", output])
+        #expect(result.status == 74, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("imgpolicy: \(output): \(message)"), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(server.hits("/o.png") == 0)
+    }
+
+    /// A name that fits the file system is written, however long: the temporary file beside it
+    /// (`.NAME.tmp-XXXXXX`) used to be 12 bytes too long for a name of 244 to 255 bytes.
+    @Test func aLongNameThatFitsIsWritten() async throws {
+        let image = TestImages.png()
+        let server = try TestHTTPServer(routes: ["/o.png": .ok(image)])
+        let item = try cli.home.write(#"{"id": "x", "original": "\#(server.url("/o.png"))"}"#, to: "item.json")
+        let output = cli.home.file(String(repeating: "b", count: 251) + ".png")
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cli.home.file("cache"), "--output", output])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: output))) == image)
+        #expect(try cli.home.list().filter { $0.hasPrefix(".b") }.isEmpty)
+    }
 }

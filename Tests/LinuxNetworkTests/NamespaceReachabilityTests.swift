@@ -79,6 +79,23 @@ struct NamespaceReachabilityTests {
         #expect(end["loopThreads"] == 0 && end["sockets"] == end["socketsBefore"] && end["eventfds"] == end["eventfdsBefore"], "\(end)")
     }
 
+    /// Issue 17: the default route moving between two links of one kind changes no state, but
+    /// it changes what `network --watch` reports (the interface): it printed nothing; it prints it.
+    @Test func imgpolicyNetworkWatchPrintsTheDefaultRouteMovingToAnotherLinkOfTheSameKind() async throws {
+        let namespace = try NetworkNamespace()
+        try namespace.addLink("eth5", peer: "peer5", address: "10.205.0.1")
+        try namespace.addLink("eth6", peer: "peer6", address: "10.206.0.1")
+        try namespace.ip("route", "add", "default", "via", "10.205.0.2", "dev", "eth5", "metric", "100")
+        let watcher = try ProbeProcess(in: namespace, command: [PackagePaths.executable, "network", "--watch", "--json"],
+                                       environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/imgpolicy-no-bus"])
+        defer { watcher.stop() }
+        #expect(try await watcher.waitForState(number: 1).state == "unknown")
+        #expect(watcher.objects.first?["interface"] == "eth5")
+        try namespace.ip("route", "add", "default", "via", "10.206.0.2", "dev", "eth6", "metric", "10")
+        #expect(try await watcher.waitForState(number: 2).state == "unknown")
+        #expect(watcher.objects.dropFirst().first?["interface"] == "eth6", "\(watcher.objects)")
+    }
+
     @Test func imgpolicyNetworkWatchPrintsOneLinePerChange() async throws {
         let namespace = try NetworkNamespace()
         let watcher = try ProbeProcess(in: namespace, command: [PackagePaths.executable, "network", "--watch", "--json"],

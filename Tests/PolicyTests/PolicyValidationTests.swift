@@ -70,6 +70,13 @@ struct PolicyValidationTests {
         Bad(label: "load a thumbnail the item may not have",
             json: #"{"rules": [{"name": "a", "when": {"network": "cellular"}, "action": "load", "variant": "thumbnail", "reason": "r"}, \#(catchAll)]}"#,
             message: #"rule 1 ("a"): loads the thumbnail but can fire for an item without one"#),
+        // Issue 16: offline, nothing can be loaded; such a rule used to be accepted.
+        Bad(label: "load offline",
+            json: #"{"rules": [{"name": "a", "when": {"network": ["offline"]}, "action": "load", "variant": "original", "reason": "r"}, \#(catchAll)]}"#,
+            message: #"x.json: line 1: rule 1 ("a"): loads the original but can fire offline, where nothing can be loaded (for example network=offline"#),
+        Bad(label: "load offline among other networks",
+            json: #"{"rules": [{"name": "a", "when": {"network": ["wifi", "offline"], "hasThumbnail": true}, "action": "load", "variant": "thumbnail", "reason": "r"}, \#(catchAll)]}"#,
+            message: #"rule 1 ("a"): loads the thumbnail but can fire offline, where nothing can be loaded"#),
         Bad(label: "duplicate rule names",
             json: #"{"rules": [{"name": "end", "when": {"network": "wifi"}, "action": "placeholder", "reason": "r"}, \#(catchAll)]}"#,
             message: #"rule 2 ("end"): another rule already has this name"#),

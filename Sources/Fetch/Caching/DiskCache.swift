@@ -105,6 +105,24 @@ public final class DiskCache: CacheInspecting {
         public var failures: [DiskCacheError]
     }
 
+    /// One entry as `entries()` lists it.
+    public struct ListedEntry: Sendable, Equatable {
+        /// The URL the entry holds (read from its header).
+        public var url: String
+        /// The entry file's bytes: the header, the URL, the freshness slots and the image (what
+        /// `capacity` counts).
+        public var size: Int
+        /// The image's bytes (the body) alone.
+        public var imageBytes: Int
+
+        /// An entry for `url` of `size` file bytes holding `imageBytes` of image.
+        public init(url: String, size: Int, imageBytes: Int) {
+            self.url = url
+            self.size = size
+            self.imageBytes = imageBytes
+        }
+    }
+
     /// What `store` did.
     public enum StoreOutcome: Sendable, Equatable {
         /// Written (and indexed).
@@ -119,6 +137,9 @@ public final class DiskCache: CacheInspecting {
     // The folder was empty and the marker could not be written: an empty cache, only read (its
     // journal is neither created nor rebuilt; stores are tried and fail naming what they could not write).
     private let readOnly: Bool
+    // Opened to be looked at (`inspecting(folder:capacity:logger:)`): nothing is created, swept,
+    // rebuilt or compacted; the journal is read, never written.
+    private let inspectOnly: Bool
     private let journal: DiskCacheJournal
     let logger: Logger
     // Guards the index (what the folder holds, sizes, access order).
@@ -127,6 +148,9 @@ public final class DiskCache: CacheInspecting {
     let counts = Locked(Counters())
     // Guards what this process knows of the partial bodies (`partial/`): sizes and ages.
     let partials = Locked(DiskCachePartials())
+
+    /// The capacity a cache has unless it is given one: 512 MiB.
+    public static let defaultCapacity = 512 << 20
 
     /// `$XDG_CACHE_HOME/imgpolicy`, else `~/.cache/imgpolicy`.
     public static func defaultFolder(environment: [String: String]) -> String {
@@ -148,11 +172,41 @@ public final class DiskCache: CacheInspecting {
     /// - Throws: `.openFailed` when the folder cannot be created or read; `.notACache` when it is
     ///   not empty and has no cache marker (nothing in it is read or removed then). An empty folder
     ///   that cannot be written is no error: it opens as an empty cache, only read.
-    public init(folder: String, capacity: Int = 512 << 20, largestEntry: Int? = nil, fileMode: UInt32 = 0o600,
-                partialLimits: PartialLimits = .default, logger: Logger = .disabled) throws(DiskCacheError) {
-        layout = try DiskCacheFolder(path: folder, fileMode: mode_t(fileMode & 0o7777))
-        let unwritable = try layout.claim()
+    public convenience init(folder: String, capacity: Int = defaultCapacity, largestEntry: Int? = nil, fileMode: UInt32 = 0o600,
+                            partialLimits: PartialLimits = .default, logger: Logger = .disabled) throws(DiskCacheError) {
+        try self.init(folder: folder, capacity: capacity, largestEntry: largestEntry, fileMode: fileMode, partialLimits: partialLimits,
+                      logger: logger, inspecting: false)
+    }
+
+    /// Opens the cache in `folder` to look at it only (what `imgpolicy cache stats|list` and
+    /// `imgpolicy stats` do): nothing is created, written or removed, not the folder, its marker,
+    /// `tmp/` or the journal; stale temporaries and expired partial bodies stay for the next cache
+    /// that writes; a missing or damaged journal is made up for by listing the folder, in memory.
+    /// An earlier version's cache is taken as it is, without its marker.
+    ///
+    /// Returns nil when `folder` does not exist or is empty: there is no cache, and no image in it.
+    /// Use `entries()`, `statistics` and `containsImage(at:)`: they write nothing. Reading an image
+    /// would record a use, and storing or removing writes: on such a cache they fail or do nothing
+    /// on disk beyond what they must (the journal refuses every append).
+    /// - Throws: `.notACache` for a folder that is not empty and has no marker (as `init`);
+    ///   `.openFailed` when it cannot be opened or read.
+    public static func inspecting(folder: String, capacity: Int = defaultCapacity, logger: Logger = .disabled) throws(DiskCacheError) -> DiskCache? {
+        var info = stat()
+        guard stat(folder, &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw DiskCacheError(path: folder, message: "cannot open the cache folder: \(errnoText())", code: .openFailed)
+        }
+        let cache = try DiskCache(folder: folder, capacity: capacity, largestEntry: nil, fileMode: 0o600, partialLimits: .default,
+                                  logger: logger, inspecting: true)
+        return cache.readOnly ? nil : cache
+    }
+
+    private init(folder: String, capacity: Int, largestEntry: Int?, fileMode: UInt32, partialLimits: PartialLimits,
+                 logger: Logger, inspecting: Bool) throws(DiskCacheError) {
+        layout = try DiskCacheFolder(path: folder, fileMode: mode_t(fileMode & 0o7777), creating: !inspecting)
+        let unwritable = try layout.claim(writingMarker: !inspecting)
         readOnly = unwritable != nil
+        inspectOnly = inspecting
         self.folder = layout.path
         self.capacity = max(0, capacity)
         self.largestEntry = min(max(0, largestEntry ?? capacity), max(0, capacity))
@@ -161,9 +215,15 @@ public final class DiskCache: CacheInspecting {
         limits.largest = min(limits.largest, self.largestEntry)
         self.partialLimits = limits
         self.logger = logger
-        journal = DiskCacheJournal(folder: layout)
+        journal = DiskCacheJournal(folder: layout, readsOnly: inspecting)
         if let unwritable {
-            logger.info("disk cache: the folder is empty and cannot be written: used as an empty cache", metadata: ["path": "\(unwritable.path)", "error": "\(unwritable.message)"])
+            if !inspecting {
+                logger.info("disk cache: the folder is empty and cannot be written: used as an empty cache", metadata: ["path": "\(unwritable.path)", "error": "\(unwritable.message)"])
+            }
+            return
+        }
+        if inspecting {
+            refresh()
             return
         }
         switch layout.openSubfolder(DiskCacheFolder.temporaryFolderName, create: true) {
@@ -308,6 +368,7 @@ public final class DiskCache: CacheInspecting {
             logger.warning("disk cache: not stored", metadata: ["error": "\(error)"])
             throw error
         }
+        guard !inspectOnly else { throw Self.lookedAtOnly(folder) }
         let key = Hash128(of: url.absoluteString)
         if let freshness, !freshness.isStorable {
             count { $0.refusedNoStore += 1 }
@@ -405,8 +466,9 @@ public final class DiskCache: CacheInspecting {
         return StoredImage(bytes: stored.bytes, freshness: renewed, hasFreshnessRecord: renewed.isStorable)
     }
 
-    /// Removes the entry for `url`.
+    /// Removes the entry for `url` (nothing, on a cache opened with `inspecting`).
     public func remove(_ url: ImageURL) {
+        guard !inspectOnly else { return }
         let key = Hash128(of: url.absoluteString)
         if let failure = layout.removeEntry(key) { reportRemovalFailure(failure) }
         forget(key, journaled: true)
@@ -417,6 +479,7 @@ public final class DiskCache: CacheInspecting {
     /// failure (each also logged and counted); what could not be removed stays in the index.
     @discardableResult
     public func removeAll() -> ClearReport {
+        guard !inspectOnly else { return ClearReport(removed: 0, temporariesRemoved: 0, failures: [Self.lookedAtOnly(folder)]) }
         let swept = sweep()
         let removal = layout.removeAllEntries()
         for failure in removal.failures { reportRemovalFailure(failure) }
@@ -427,17 +490,24 @@ public final class DiskCache: CacheInspecting {
         return ClearReport(removed: removal.removed, temporariesRemoved: swept.removed, failures: failures)
     }
 
-    /// Every entry: its URL (read from its header) and size; entries with a damaged header, or not
-    /// regular files, are skipped. Only the headers are read; nothing ever blocks.
-    public func entries() -> [(url: String, size: Int)] {
+    /// Every entry, by URL: its URL (read from its header), its file's size and its image's;
+    /// entries with a damaged header, or not regular files, are skipped. Only the headers are
+    /// read; nothing ever blocks.
+    public func entries() -> [ListedEntry] {
         refresh()
         let keys = index.withLock { $0.byUse.map(\.key) }
-        return keys.compactMap { layout.readHeader($0) }.sorted { $0.url < $1.url }
+        return keys.compactMap { layout.readHeader($0) }.map { ListedEntry(url: $0.url, size: $0.size, imageBytes: $0.imageBytes) }
+            .sorted { $0.url < $1.url }
     }
 
     /// Where the entry for `url` lives (or would): `folder/ab/ab…`, for tools and comparisons.
     public func entryPath(for url: ImageURL) -> String {
         layout.entryPath(Hash128(of: url.absoluteString))
+    }
+
+    /// The failure of a write asked of a cache opened to be looked at only.
+    private static func lookedAtOnly(_ folder: String) -> DiskCacheError {
+        DiskCacheError(path: folder, message: "the cache was opened to be looked at only (DiskCache.inspecting): nothing is written")
     }
 
     // MARK: - Index upkeep
@@ -470,7 +540,7 @@ public final class DiskCache: CacheInspecting {
     /// damaged or gone), oldest file first, and writes the journal anew.
     @discardableResult
     private func rebuildFromFolder() -> DiskCacheError? {
-        guard !readOnly else {
+        guard !readOnly && !inspectOnly else {
             _ = indexFromFolder()
             return nil
         }
@@ -497,6 +567,7 @@ public final class DiskCache: CacheInspecting {
     /// Rewrites the journal (the index's table, records of use as ranks) when more than 4,096
     /// records plus an eighth of the entries were appended after its table.
     private func compactIfNeeded() {
+        guard !inspectOnly else { return }
         let live = index.withLock { $0.count }
         guard journal.recordCount > 4096 + live / 8 else { return }
         do {

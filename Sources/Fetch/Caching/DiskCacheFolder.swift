@@ -40,12 +40,12 @@ final class DiskCacheFolder: Sendable {
 
     var folderMode: mode_t { fileMode | ((fileMode & 0o444) >> 2) | 0o700 }
 
-    /// Opens (creating it and its parents if needed) the cache folder at `path`; `claim()` then
-    /// checks that it is a cache.
-    init(path: String, fileMode: mode_t) throws(DiskCacheError) {
+    /// Opens (creating it and its parents if needed, unless `creating` is false) the cache folder
+    /// at `path`; `claim()` then checks that it is a cache.
+    init(path: String, fileMode: mode_t, creating: Bool = true) throws(DiskCacheError) {
         self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.fileMode = fileMode & 0o7777
-        try Self.makeFolders(self.path, mode: fileMode | ((fileMode & 0o444) >> 2) | 0o700)
+        if creating { try Self.makeFolders(self.path, mode: fileMode | ((fileMode & 0o444) >> 2) | 0o700) }
         let descriptor = DescriptorReserve.admit(open(self.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC))
         guard descriptor >= 0 else {
             throw DiskCacheError(path: self.path, message: "cannot open the cache folder: \(errnoText())", code: .openFailed)
@@ -105,7 +105,10 @@ final class DiskCacheFolder: Sendable {
     /// failure is returned: the folder is then an empty cache this process only reads. A folder
     /// holding strong evidence of an earlier version's cache is adopted (the marker is added).
     /// Anything else is refused with `.notACache`, untouched.
-    func claim() throws(DiskCacheError) -> DiskCacheError? {
+    ///
+    /// With `writingMarker` false (a cache only looked at), nothing is written: an empty folder
+    /// returns the error of a marker not written, and an earlier version's cache is taken as it is.
+    func claim(writingMarker: Bool = true) throws(DiskCacheError) -> DiskCacheError? {
         var info = stat()
         if fstatat(descriptor, Self.markerName, &info, AT_SYMLINK_NOFOLLOW) == 0 {
             guard Self.isRegular(info) else {
@@ -121,6 +124,9 @@ final class DiskCacheFolder: Sendable {
         if !adoptable, fstatat(descriptor, Self.markerName, &info, AT_SYMLINK_NOFOLLOW) == 0, Self.isRegular(info) { return nil }
         guard adoptable else {
             throw DiskCacheError(path: path, message: "not a cache folder (not empty, and no \(Self.markerName) marker): nothing in it is read or removed; choose an empty or new folder", code: .notACache)
+        }
+        guard writingMarker else {
+            return names.isEmpty ? DiskCacheError(path: path, message: "the folder is empty and is only looked at") : nil
         }
         do {
             try writeWhole(Self.markerText, name: Self.markerName)
@@ -273,16 +279,18 @@ final class DiskCacheFolder: Sendable {
     }
 
     private func removeNonRegular(_ info: stat, shardFD: Int32, key: Hash128) -> ReadOutcome {
-        let kind = Self.kind(info)
-        guard !Self.isFolder(info) else { return .notRegular(kind: kind, removal: SystemError(path: entryPath(key), errno: EISDIR, action: "cannot remove (a folder under an entry's name)")) }
-        if unlinkat(shardFD, Self.entryName(key).name, 0) != 0 && errno != ENOENT {
-            return .notRegular(kind: kind, removal: SystemError(path: entryPath(key), errno: errno, action: "cannot remove"))
-        }
-        return .notRegular(kind: kind, removal: nil)
+        .notRegular(kind: Self.kind(info), removal: removeEntryName(Self.entryName(key).name, in: shardFD, shard: Self.entryName(key).shard))
     }
 
-    /// The URL length and size of the entry for `key`, reading only its header (for listings).
-    func readHeader(_ key: Hash128) -> (url: String, size: Int)? {
+    /// Why a folder in the place of one of the cache's files (`what`: "entry") is left: it holds
+    /// something, which is not the cache's.
+    static func foreignFolderMessage(_ what: String = "entry") -> String {
+        "a folder that is not empty is in the place of the \(what); the cache removes only its own files (remove it yourself)"
+    }
+
+    /// The URL of the entry for `key`, its file's size and its body's (the image's) length,
+    /// reading only its header (for listings).
+    func readHeader(_ key: Hash128) -> (url: String, size: Int, imageBytes: Int)? {
         let (shard, name) = Self.entryName(key)
         let shardFD = DescriptorReserve.admit(openat(descriptor, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
         guard shardFD >= 0 else { return nil }
@@ -301,7 +309,7 @@ final class DiskCacheFolder: Sendable {
         let urlLength = layout.urlLength
         var url = [UInt8](repeating: 0, count: urlLength)
         guard url.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, urlLength, off_t(layout.urlOffset)) }) == urlLength else { return nil }
-        return (String(decoding: url, as: UTF8.self), size)
+        return (String(decoding: url, as: UTF8.self), size, size - layout.bodyOffset)
     }
 
     /// Writes `file` as the entry for `key`: a temporary file in `tmp/` (locked with `flock` while
@@ -340,7 +348,18 @@ final class DiskCacheFolder: Sendable {
             unlinkat(temporaryFD, temporary, 0)
             throw DiskCacheError(path: temporaryPath, message: "cannot set the mode: \(reason)")
         }
-        guard renameat(temporaryFD, temporary, folderFD, name) == 0 else {
+        var renamed = renameat(temporaryFD, temporary, folderFD, name) == 0
+        // A folder in the file's place: an empty one is debris, removed (rmdir), and the rename
+        // tried again; one holding anything is not the cache's, and is named.
+        if !renamed, errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST {
+            if unlinkat(folderFD, name, AT_REMOVEDIR) == 0 {
+                renamed = renameat(temporaryFD, temporary, folderFD, name) == 0
+            } else if errno == ENOTEMPTY || errno == EEXIST {
+                unlinkat(temporaryFD, temporary, 0)
+                throw DiskCacheError(path: finalPath, message: Self.foreignFolderMessage(what))
+            }
+        }
+        guard renamed else {
             let reason = errnoText()
             unlinkat(temporaryFD, temporary, 0)
             throw DiskCacheError(path: finalPath, message: "cannot rename \(temporaryPath) over the \(what): \(reason)")
@@ -379,9 +398,22 @@ final class DiskCacheFolder: Sendable {
         return removeEntryName(name, in: shardFD, shard: shard)
     }
 
+    /// Removes the entry name `name` in the shard open at `shardFD`, whatever it is: a file, a
+    /// FIFO, a device, a symbolic link (never followed), or a folder, only when it is empty (no
+    /// entry is a folder, so an empty one is the cache's debris; one holding anything is not the
+    /// cache's to remove, and is named). A missing one is not a failure.
     private func removeEntryName(_ name: String, in shardFD: Int32, shard: String) -> SystemError? {
         if unlinkat(shardFD, name, 0) == 0 || errno == ENOENT { return nil }
-        return SystemError(path: path + "/" + shard + "/" + name, errno: errno, action: "cannot remove")
+        var code = errno
+        if code == EISDIR {
+            // Only an empty folder goes (rmdir); the kernel checks, so nothing inside is ever touched.
+            if unlinkat(shardFD, name, AT_REMOVEDIR) == 0 || errno == ENOENT { return nil }
+            code = errno
+            if code == ENOTEMPTY || code == EEXIST {
+                return SystemError(path: path + "/" + shard + "/" + name, errno: 0, action: "cannot remove: " + Self.foreignFolderMessage())
+            }
+        }
+        return SystemError(path: path + "/" + shard + "/" + name, errno: code, action: "cannot remove")
     }
 
     /// Calls `body` with each entry name (32 hex digits, in the shard its first two name) and
@@ -419,13 +451,12 @@ final class DiskCacheFolder: Sendable {
         return (entries, problems)
     }
 
-    /// Removes every entry name in every real shard folder (regular or not, never a folder):
-    /// the count removed and each failure.
+    /// Removes every entry name in every real shard folder (regular or not; a folder only when
+    /// it is empty, one holding anything is a failure naming it): the count removed and each failure.
     func removeAllEntries() -> (removed: Int, failures: [SystemError]) {
         var removed = 0
         var failures: [SystemError] = []
-        failures += forEachEntry { shardFD, shard, name, _, info in
-            guard !Self.isFolder(info) else { return }
+        failures += forEachEntry { shardFD, shard, name, _, _ in
             if let failure = removeEntryName(name, in: shardFD, shard: shard) { failures.append(failure) } else { removed += 1 }
         }
         return (removed, failures)
@@ -541,7 +572,8 @@ struct SystemError: Error, Sendable {
     var errno: Int32
     var action: String
 
-    var message: String { "\(action): \(Policy.errnoText(errno).lowercased())" }
+    /// `action: errno text`, or `action` alone when `errno` is 0 (it says it all).
+    var message: String { errno == 0 ? action : "\(action): \(Policy.errnoText(errno).lowercased())" }
     var cacheError: DiskCacheError { DiskCacheError(path: path, message: message) }
 }
 

@@ -133,11 +133,15 @@ final class DiskCacheJournal: Sendable {
     static let usesPerAppend = 64
 
     private let folder: DiskCacheFolder
+    /// Only read (a cache opened to be looked at, `DiskCache.inspecting`): the file is never
+    /// created, removed, given a header or appended to.
+    private let readsOnly: Bool
     // Guards the descriptor and the read position; held during the journal's own system calls.
     private let state = Locked(State())
 
-    init(folder: DiskCacheFolder) {
+    init(folder: DiskCacheFolder, readsOnly: Bool = false) {
         self.folder = folder
+        self.readsOnly = readsOnly
     }
 
     deinit {
@@ -233,13 +237,16 @@ final class DiskCacheJournal: Sendable {
         state = State()
         var info = stat()
         // A FIFO, a device or a symbolic link under the journal's name: removed, never opened.
-        if fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0,
+        if !readsOnly, fstatat(folder.descriptor, DiskCacheFolder.journalName, &info, AT_SYMLINK_NOFOLLOW) == 0,
            !DiskCacheFolder.isRegular(info), !DiskCacheFolder.isFolder(info) {
             unlinkat(folder.descriptor, DiskCacheFolder.journalName, 0)
         }
-        var fd = DescriptorReserve.admit(openat(folder.descriptor, DiskCacheFolder.journalName,
-                        O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, folder.fileMode))
-        if fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS) {
+        var fd = readsOnly ? -1 : DescriptorReserve.admit(openat(folder.descriptor, DiskCacheFolder.journalName,
+                                                                 O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, folder.fileMode))
+        if readsOnly {
+            state.readOnlyErrno = EROFS
+            fd = DescriptorReserve.admit(openat(folder.descriptor, DiskCacheFolder.journalName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
+        } else if fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS) {
             // Not writable here (another user's cache, an immutable file, a read-only disk): read
             // it all the same; appends fail and are reported.
             state.readOnlyErrno = errno
@@ -257,7 +264,7 @@ final class DiskCacheJournal: Sendable {
         defer { flock(fd, LOCK_UN) }
         guard fstat(fd, &info) == 0 else { return nil }
         if info.st_size == 0 {
-            guard DiskCacheFolder.writeAll(fd, Self.header(slotCount: 0, seed: 0)) == nil else { return nil }
+            guard !readsOnly, DiskCacheFolder.writeAll(fd, Self.header(slotCount: 0, seed: 0)) == nil else { return nil }
             state.readOffset = Self.recordSize
             return nil  // new: the index is built from the folder
         }
@@ -334,6 +341,7 @@ final class DiskCacheJournal: Sendable {
         let all = state.pendingUses + records
         state.pendingUses.removeAll(keepingCapacity: true)
         guard !all.isEmpty else { return nil }
+        guard !readsOnly else { return SystemError(path: path, errno: 0, action: "cannot append to the journal: the cache was opened to be looked at only") }
         let bytes = Self.encode(all)
         for _ in 0..<3 {
             if state.fd < 0 { _ = reopen(&state) }
@@ -375,6 +383,7 @@ final class DiskCacheJournal: Sendable {
     /// locked, given the records appended since the last read, so that nothing appended meanwhile
     /// is lost).
     func rewrite(_ index: (Change) -> DiskCacheIndex) throws(DiskCacheError) {
+        guard !readsOnly else { throw DiskCacheError(path: path, message: "cannot rewrite the journal: the cache was opened to be looked at only") }
         try state.withLock { (state: inout State) throws(DiskCacheError) in
             if state.fd < 0 { _ = reopen(&state) }
             var locked = state.fd >= 0 && flock(state.fd, LOCK_EX) == 0

@@ -430,8 +430,17 @@ final class TransferDriver: @unchecked Sendable {
         switch code {
         case CURLE_OK:
             break
+        case CURLE_UNSUPPORTED_PROTOCOL where status == 0:
+            // libcurl says the same when the answer has no HTTP status line (HTTP/0.9 to it,
+            // refused): no status was read, so no redirect was followed.
+            return fail(.transport(curlCode: curlCode, message: "not an HTTP response: the answer does not start with an HTTP status line (\(message))"))
         case CURLE_UNSUPPORTED_PROTOCOL:
             return fail(.redirectRefused("refused to follow a redirect or URL to a scheme other than http/https (\(message))"))
+        case CURLE_OUT_OF_MEMORY where status != 0 && transfer.body.isEmpty:
+            // libcurl's header buffer refuses a header field over 100 KiB with "Out of memory".
+            return fail(.transport(curlCode: curlCode, message: "a response header is too large (a header field longer than libcurl's limit of 100 KiB)"))
+        case CURLE_RECV_ERROR where message.hasPrefix("Too large response headers"):
+            return fail(.transport(curlCode: curlCode, message: "the response's header fields are too large (\(message))"))
         case CURLE_PARTIAL_FILE:
             let held = transfer.answer == .combined ? transfer.resumption?.held.bytes.count ?? 0 : 0
             return fail(.truncated(expected: Int(declaredLength) + held, received: transfer.body.count))

@@ -33,6 +33,9 @@ final class NetworkEventLoop: Sendable {
         var published: NetworkState
         var activity = LinuxReachability.Activity()
         var continuations: [Int: AsyncStream<NetworkState>.Continuation] = [:]
+        /// The streams of snapshots (`snapshotChanges()`), and the last snapshot yielded to them.
+        var snapshotContinuations: [Int: AsyncStream<NetworkSnapshot>.Continuation] = [:]
+        var publishedSnapshot: NetworkSnapshot?
         var nextID = 0
         var ended = false
         var thread: OwnedThread?
@@ -120,6 +123,29 @@ final class NetworkEventLoop: Sendable {
         }
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.continuations.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// The snapshot now, then each new one: what `snapshotChanges()` of `LinuxReachability` returns.
+    func snapshotChanges() -> AsyncStream<NetworkSnapshot> {
+        let (stream, continuation) = AsyncStream.makeStream(of: NetworkSnapshot.self, bufferingPolicy: .bufferingNewest(16))
+        let id: Int? = state.withLock { state in
+            let snapshot = NetworkSnapshot(detection: state.detection, facts: state.facts)
+            continuation.yield(snapshot)
+            guard !state.ended else { return nil }
+            state.publishedSnapshot = state.publishedSnapshot ?? snapshot
+            let id = state.nextID
+            state.nextID += 1
+            state.snapshotContinuations[id] = continuation
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.snapshotContinuations.removeValue(forKey: id) }
         }
         return stream
     }
@@ -230,35 +256,50 @@ final class NetworkEventLoop: Sendable {
         publish(detection: detector.detect())
     }
 
-    /// Stores `detection` (when given), combines it with the facts, and publishes a changed state.
+    /// Stores `detection` (when given), combines it with the facts, publishes a changed state,
+    /// and a changed snapshot to the snapshots' streams (a detection or facts that changed, also
+    /// when the state did not: the default route moving to another link of the same kind).
     private func publish(detection: NetworkDetection?) {
-        let (combined, listeners): (NetworkState, [AsyncStream<NetworkState>.Continuation]) = state.withLock { state in
+        typealias Listeners = (states: [AsyncStream<NetworkState>.Continuation], snapshots: [AsyncStream<NetworkSnapshot>.Continuation])
+        let (combined, snapshot, listeners): (NetworkState, NetworkSnapshot, Listeners) = state.withLock { state in
             if let detection {
                 state.activity.detections += 1
                 state.detection = detection
             }
             let combined = LinuxReachability.combine(state.detection.state, state.facts)
             state.current = combined
-            guard combined != state.published else { return (combined, []) }
+            let snapshot = NetworkSnapshot(detection: state.detection, facts: state.facts)
+            var listeners: Listeners = ([], [])
+            if !state.snapshotContinuations.isEmpty, snapshot != state.publishedSnapshot {
+                state.publishedSnapshot = snapshot
+                listeners.snapshots = Array(state.snapshotContinuations.values)
+            }
+            guard combined != state.published else { return (combined, snapshot, listeners) }
             state.published = combined
             state.activity.published += 1
-            return (combined, Array(state.continuations.values))
+            listeners.states = Array(state.continuations.values)
+            return (combined, snapshot, listeners)
         }
-        if !listeners.isEmpty {
+        if !listeners.states.isEmpty {
             logger.info("network changed: \(combined)")
         }
-        for listener in listeners { listener.yield(combined) }
+        for listener in listeners.states { listener.yield(combined) }
+        for listener in listeners.snapshots { listener.yield(snapshot) }
     }
 
     private func end() {
         debouncer.stop()
         close(socket)
-        let listeners = state.withLock { state in
+        let (listeners, snapshotListeners) = state.withLock { state in
             state.ended = true
-            defer { state.continuations = [:] }
-            return Array(state.continuations.values)
+            defer {
+                state.continuations = [:]
+                state.snapshotContinuations = [:]
+            }
+            return (Array(state.continuations.values), Array(state.snapshotContinuations.values))
         }
         for listener in listeners { listener.finish() }
+        for listener in snapshotListeners { listener.finish() }
         endLatch.open()
     }
 }

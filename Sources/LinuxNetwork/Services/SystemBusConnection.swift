@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import CSystemBus
+import Policy
 
 /// One connection to the system bus (sd-bus) and the questions asked of NetworkManager and
 /// ModemManager over it. Connecting, authenticating and every call give up after `callTimeout`;
@@ -53,7 +54,9 @@ final class SystemBusConnection {
     static func describe(_ address: String?) -> String {
         if let address { return address }
         if let variable = getenv("DBUS_SYSTEM_BUS_ADDRESS"), variable.pointee != 0 {
-            return String(cString: variable) + " ($DBUS_SYSTEM_BUS_ADDRESS)"
+            // Shown as its bytes are (`\xHH` for those that are not UTF-8), never repaired.
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(variable).assumingMemoryBound(to: UInt8.self), count: strlen(variable))
+            return PathBytes.displayed(bytes) + " ($DBUS_SYSTEM_BUS_ADDRESS)"
         }
         return "unix:path=/run/dbus/system_bus_socket (the standard place)"
     }

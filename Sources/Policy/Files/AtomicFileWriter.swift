@@ -29,7 +29,7 @@ package enum AtomicFileWriter {
         let target = try regularTarget(of: path)
         let folder = parentFolder(of: target.path)
         if createFolders { try makeFolders(folder, for: path) }
-        let template = folder + "/." + (target.path.split(separator: "/").last.map(String.init) ?? "file") + ".tmp-XXXXXX"
+        let template = folder + "/" + temporaryName(for: target.path.split(separator: "/").last.map(String.init) ?? "file")
         var templateBytes = Array(template.utf8CString)
         let fd = templateBytes.withUnsafeMutableBufferPointer { DescriptorReserve.admit(mkstemp($0.baseAddress!)) }
         guard fd >= 0 else { throw failure(path, "cannot create a temporary file: \(errnoText(errno).lowercased())") }
@@ -50,6 +50,54 @@ package enum AtomicFileWriter {
         if folderFD >= 0 {
             _ = fsync(folderFD)
             close(folderFD)
+        }
+    }
+
+    /// The longest name most file systems take (ext4, XFS, Btrfs, tmpfs: 255 bytes).
+    static let longestName = 255
+
+    /// `.NAME.tmp-XXXXXX` (a `mkstemp` template) for a file named `name`, its `NAME` part cut (at a
+    /// character) so that the whole is never longer than `longestName` when `name` is not: a
+    /// name the file system takes is always written (a name of 244 to 255 bytes used to fail).
+    static func temporaryName(for name: String) -> String {
+        var base = Substring(name)
+        while base.utf8.count + 12 > longestName, !base.isEmpty { base = base.dropLast() }
+        return "." + base + ".tmp-XXXXXX"
+    }
+
+    /// Checks, without writing anything, what can be checked before `path` is written: a target
+    /// that is not a regular file (as `write` refuses it), a path or a name too long for the file
+    /// system, a folder that does not exist or cannot be written. (`imgpolicy --fetch --output`
+    /// asks before any download, so that no data is spent on an image that cannot be written;
+    /// what changes meanwhile is found by `write`.)
+    /// - Throws: `.writeFailed` naming `path` and what is wrong.
+    package static func checkWritable(_ path: String) throws(DataFileError) {
+        let longestPath = Int(PATH_MAX) - 1
+        guard path.utf8.count <= longestPath else {
+            throw failure(path, "the path is \(path.utf8.count) bytes long, longer than the \(longestPath) bytes a path may have")
+        }
+        /// The name of `file` fits its folder's file system (which must exist).
+        func checkName(of file: String) throws(DataFileError) -> String {
+            let folder = parentFolder(of: file)
+            let name = file.split(separator: "/").last.map(String.init) ?? ""
+            var info = stat()
+            guard stat(folder, &info) == 0, FileKind(mode: info.st_mode) == .directory else {
+                throw failure(path, "the folder \(folder) does not exist")
+            }
+            let nameLimit = pathconf(folder, Int32(_PC_NAME_MAX))
+            let longest = nameLimit > 0 ? nameLimit : longestName
+            guard name.utf8.count <= longest else {
+                throw failure(path, "the name is \(name.utf8.count) bytes long, longer than the \(longest) bytes the file system allows")
+            }
+            return folder
+        }
+        _ = try checkName(of: path)
+        let target = try regularTarget(of: path)
+        let folder = try checkName(of: target.path)
+        // Writing means creating a temporary file there and renaming it (`access` also sees a
+        // read-only mount and an immutable folder, even for root).
+        guard access(folder, W_OK | X_OK) == 0 else {
+            throw failure(path, "the folder \(folder) cannot be written (\(errnoText(errno).lowercased()))")
         }
     }
 

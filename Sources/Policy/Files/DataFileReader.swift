@@ -30,6 +30,14 @@ package enum DataFileReader {
             if let kind = FileKind(path: path, followingLinks: true), kind != .regular {
                 throw DataFileError(.unreadable, source: path, message: "is \(kind.article), not a regular file")
             }
+            // A symbolic link that leads nowhere says so, rather than "no such file" beside a name that exists.
+            if code == ELOOP {
+                throw DataFileError(.unreadable, source: path, message: "is a symbolic link loop (too many levels of symbolic links)")
+            }
+            if code == ENOENT, FileKind(path: path, followingLinks: false) == .symbolicLink {
+                let target = linkTarget(path).map { " (\($0))" } ?? ""
+                throw DataFileError(.notFound, source: path, message: "is a symbolic link to a missing file\(target)")
+            }
             throw DataFileError(code == ENOENT || code == ENOTDIR ? .notFound : .unreadable, source: path,
                                 message: code == ENOENT ? "no such file" : errnoText(code).lowercased())
         }
@@ -49,6 +57,14 @@ package enum DataFileReader {
         // O_NONBLOCK stays set: it changes nothing for a file on disk, and a procfs file that is
         // "regular" but blocks until the kernel has something to say (/proc/kmsg) fails at once.
         return try readAll(fd: fd, source: path, expectedSize: Int(info.st_size))
+    }
+
+    /// What the symbolic link at `path` holds, if it can be read.
+    private static func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return PathBytes.displayed(buffer.prefix(count).map { UInt8(bitPattern: $0) })
     }
 
     /// Reads `fd` to its end. `expectedSize` (the size `fstat` gave, 0 when unknown) sizes the

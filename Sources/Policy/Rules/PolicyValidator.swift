@@ -4,8 +4,8 @@
 /// policy does not declare, a last rule that is not a catch-all, a rule that can never fire (its
 /// condition never holds, or earlier rules always win), a rule that can fire for an input where
 /// its action is impossible (showing a cached thumbnail that is not cached, loading a thumbnail
-/// the item does not have), and cases that name unknown settings or rules. Every message names
-/// the rule by its 1-based index and name. The `prefetch` section and the running-loads option
+/// the item does not have, loading when its "network" names offline), and cases that name
+/// unknown settings or rules. Every message names the rule by its 1-based index and name. The `prefetch` section and the running-loads option
 /// are checked and compiled by `compileNetworkStatePlans()` (PolicyValidator+Prefetch.swift), the
 /// cases last by `checkCases()`.
 struct PolicyValidator {
@@ -75,7 +75,7 @@ struct PolicyValidator {
         for input in inputs {
             let index = matchers.firstIndex { $0.holds(for: input) } ?? rules.count - 1
             fired[index] += 1
-            if firstImpossible[index] == nil, !isPossible(rules[index].action, for: input) {
+            if firstImpossible[index] == nil, !isPossible(rules[index], for: input) {
                 firstImpossible[index] = input
             }
             entries[input.tableKey | (input.isSlow ? slowBit : 0)] = PolicyOutcome(ruleIndex: index, action: rules[index].action)
@@ -105,12 +105,19 @@ struct PolicyValidator {
         for (index, input) in firstImpossible.enumerated() {
             guard let input else { continue }
             let action = rules[index].action
-            let why: String
+            let why: String, remedy: String
             switch action {
-            case .showCached(let variant): why = "shows the cached \(variant) but can fire when it is not cached"
-            default: why = "loads the thumbnail but can fire for an item without one"
+            case .showCached(let variant):
+                why = "shows the cached \(variant) but can fire when it is not cached"
+                remedy = "add a condition on \"cached\" or \"hasThumbnail\""
+            case .load(let variant) where input.network.kind == .offline:
+                why = "loads the \(variant) but can fire offline, where nothing can be loaded"
+                remedy = "remove offline from its \"network\""
+            default:
+                why = "loads the thumbnail but can fire for an item without one"
+                remedy = "add a condition on \"cached\" or \"hasThumbnail\""
             }
-            throw fail("\(why) (for example \(describe(input))); add a condition on \"cached\" or \"hasThumbnail\"", rule: index)
+            throw fail("\(why) (for example \(describe(input))); \(remedy)", rule: index)
         }
         return DecisionTable(entries: entries, slowBit: slowBit)
     }
@@ -171,9 +178,14 @@ struct PolicyValidator {
         }
     }
 
-    private func isPossible(_ action: RuleAction, for input: PolicyInput) -> Bool {
-        switch action {
+    private func isPossible(_ rule: PolicyRule, for input: PolicyInput) -> Bool {
+        switch rule.action {
         case .showCached(let variant): return input.cached.has(variant) && (variant == .original || input.hasThumbnail)
+        // Offline, nothing can be loaded: a rule whose "network" names offline and that loads
+        // was written for a load that can never run. (A rule without a "network" condition, a
+        // catch-all, may still load: offline its load fails as "offline and not cached".)
+        case .load where input.network.kind == .offline && rule.condition.networkBits.map({ $0 & NetworkKind.offline.bit != 0 }) == true:
+            return false
         case .load(.thumbnail): return input.hasThumbnail
         case .load(.original), .placeholder: return true
         }

@@ -31,22 +31,25 @@ struct SimulateCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("How many items the list holds (1–100000).", valueName: "n"))
+    // The numbers and ranges below take their value as given (`.unconditional`), so that `--items
+    // -1` says that -1 is not a count rather than "Missing value" (a value starting with "-" is
+    // otherwise taken for an option).
+    @Option(parsing: .unconditional, help: ArgumentHelp("How many items the list holds (1–100000).", valueName: "n"))
     var items = 200
 
-    @Option(help: ArgumentHelp("How many rows are on screen at once (1–100).", valueName: "v"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("How many rows are on screen at once (1–100).", valueName: "v"))
     var visible = 10
 
-    @Option(name: .customLong("rows-per-second"), help: ArgumentHelp("The user's average scrolling speed (0.1–10000).", valueName: "r"))
+    @Option(name: .customLong("rows-per-second"), parsing: .unconditional, help: ArgumentHelp("The user's average scrolling speed (0.1–10000).", valueName: "r"))
     var rowsPerSecond = 20.0
 
-    @Option(help: ArgumentHelp("The server's delay before each response, drawn per URL (ms).", valueName: "min-max"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The server's delay before each response, drawn per URL (ms).", valueName: "min-max"))
     var latency = "20-80"
 
-    @Option(name: .customLong("original-bytes"), help: ArgumentHelp("The size of each original (64–16000000).", valueName: "bytes"))
+    @Option(name: .customLong("original-bytes"), parsing: .unconditional, help: ArgumentHelp("The size of each original (64–16000000).", valueName: "bytes"))
     var originalBytes = 200_000
 
-    @Option(name: .customLong("thumbnail-bytes"), help: ArgumentHelp("The size of each thumbnail (64–16000000).", valueName: "bytes"))
+    @Option(name: .customLong("thumbnail-bytes"), parsing: .unconditional, help: ArgumentHelp("The size of each thumbnail (64–16000000).", valueName: "bytes"))
     var thumbnailBytes = 20_000
 
     @Option(name: .customLong("network-script"),
@@ -59,7 +62,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .customLong("set"), help: ArgumentHelp("A setting for the run (the policy must declare it).", valueName: "key=value"))
     var overrides: [String] = []
 
-    @Option(help: ArgumentHelp("The seed of the scroll gestures and the latencies (0–18446744073709551615).", valueName: "s"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The seed of the scroll gestures and the latencies (0–18446744073709551615).", valueName: "s"))
     var seed = "1"
 
     @Flag(help: "One JSON object instead of the report.")
@@ -121,6 +124,7 @@ struct SimulateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        TemporaryCacheFolder.listenForStopSignals()
         let options = try checked()
         let policy = try PolicyLocator.load(self.policy)
         let settings = try Self.settings(overrides, for: policy)

@@ -12,19 +12,52 @@ import Policy
 
 /// A fresh folder under the system's temporary directory for a simulation's disk cache, never
 /// the user's; `remove()` deletes it with its contents.
+///
+/// The run's folder, `$TMPDIR/imgpolicy-simulate-XXXXXX`, holds `owner` and the cache (`cache/`,
+/// `path`). `owner` says which process made it (`imgpolicy simulate`, its PID and its start time
+/// in clock ticks since boot, `/proc/PID/stat`'s 22nd field) and stays locked (`flock`) while that
+/// process lives: the kernel releases the lock when it dies, however it dies. A run killed with
+/// SIGKILL cannot remove its folder (SIGINT, SIGTERM and SIGHUP do: below), so each new run first
+/// removes the folders that are provably dead (`sweepDeadFolders`).
 struct TemporaryCacheFolder {
+    /// The run's folder.
+    let folder: String
+    /// The cache's folder, inside it.
     let path: String
+
+    /// The prefix of every run's folder in the temporary directory.
+    static let prefix = "imgpolicy-simulate-"
+    /// The record of the run that owns a folder.
+    static let ownerName = "owner"
+
+    /// Starts listening for SIGINT, SIGTERM and SIGHUP (once): called first thing by `simulate`,
+    /// long before any folder exists, since libdispatch may register a signal source after
+    /// `resume()` returns, and a signal before that would be ignored.
+    static func listenForStopSignals() {
+        _ = installSignalSources
+    }
 
     init() throws {
         // Listening before the folder exists: a signal between the two would leave it behind.
-        _ = Self.installSignalSources
+        Self.listenForStopSignals()
         let base = Self.systemTemporaryFolder
-        var template = Array((base + "/imgpolicy-simulate-XXXXXX").utf8CString)
+        Self.sweepDeadFolders(in: base)
+        var template = Array((base + "/" + Self.prefix + "XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
             throw CommandFailure("cannot make a temporary folder for the simulation's cache in \(base): \(errnoText(errno))", status: .ioError)
         }
-        path = String(cString: made)
-        Self.removeOnSignal(path)
+        folder = String(cString: made)
+        path = folder + "/cache"
+        Self.removeOnSignal(folder)
+        do {
+            try Self.writeOwner(in: folder)
+            guard mkdir(path, 0o700) == 0 else {
+                throw CommandFailure("cannot make the simulation's cache folder \(path): \(errnoText(errno))", status: .ioError)
+            }
+        } catch {
+            remove()
+            throw error
+        }
     }
 
     /// `$TMPDIR` when it is an absolute path, else `/tmp`.
@@ -34,6 +67,84 @@ struct TemporaryCacheFolder {
         }
         return "/tmp"
     }
+
+    // MARK: - Owner
+
+    /// Creates `folder/owner`, locks it for the life of the process (its descriptor is never
+    /// closed), then writes who owns it. Locked before it says anything: a sweeper that finds
+    /// it empty or half-written cannot prove the run dead, and leaves it.
+    private static func writeOwner(in folder: String) throws(CommandFailure) {
+        let ownerPath = folder + "/" + ownerName
+        let fd = DescriptorReserve.admit(open(ownerPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600))
+        guard fd >= 0, flock(fd, LOCK_EX) == 0, let start = startTime(of: getpid()) else {
+            throw CommandFailure("cannot write \(ownerPath): \(errnoText(errno))", status: .ioError)
+        }
+        let record = Array("imgpolicy simulate\npid \(getpid())\nstart \(start)\n".utf8)
+        guard record.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == record.count else {
+            throw CommandFailure("cannot write \(ownerPath): \(errnoText(errno))", status: .ioError)
+        }
+    }
+
+    /// The start time of process `pid` in clock ticks since boot (`/proc/PID/stat`, field 22),
+    /// nil when there is no such process (or no `/proc`).
+    static func startTime(of pid: pid_t) -> UInt64? {
+        guard let bytes = try? DataFileReader.read("/proc/\(pid)/stat"),
+              let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        // After the command name in parentheses: field 3 (the state) onwards.
+        let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
+        guard fields.count > 19 else { return nil }
+        return UInt64(String(decoding: fields[19], as: UTF8.self))
+    }
+
+    /// Removes the folders of earlier runs in `base` that are provably dead, and only those:
+    /// named `imgpolicy-simulate-…`, real folders (no symbolic link) of this user, holding an
+    /// `owner` record of this user that says `imgpolicy simulate`, a PID and a start time, whose
+    /// lock this process can take (no live run holds it), and whose process is gone (no process
+    /// with that PID, or one that started at another time). A folder without such a record (an
+    /// earlier version's, another program's, a run that has not written it yet), another user's,
+    /// or a live run's is left as it is. Failures are silent: the folder stays for the next run.
+    static func sweepDeadFolders(in base: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let candidate = base + "/" + name
+            var info = stat()
+            guard lstat(candidate, &info) == 0, FileKind(mode: info.st_mode) == .directory, info.st_uid == geteuid() else { continue }
+            let folderFD = DescriptorReserve.admit(open(candidate, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
+            guard folderFD >= 0 else { continue }
+            defer { close(folderFD) }
+            let ownerFD = DescriptorReserve.admit(openat(folderFD, ownerName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
+            guard ownerFD >= 0 else { continue }
+            defer { close(ownerFD) }
+            guard fstat(ownerFD, &info) == 0, FileKind(mode: info.st_mode) == .regular, info.st_uid == geteuid(),
+                  info.st_size > 0, info.st_size < 256,
+                  flock(ownerFD, LOCK_EX | LOCK_NB) == 0 else { continue }
+            var record = [UInt8](repeating: 0, count: Int(info.st_size))
+            guard record.withUnsafeMutableBytes({ pread(ownerFD, $0.baseAddress, $0.count, 0) }) == record.count,
+                  let owner = Owner(record), !owner.isAlive else { continue }
+            // Still holding the lock: no run can take the folder meanwhile.
+            try? FileManager.default.removeItem(atPath: candidate)
+        }
+    }
+
+    /// What an `owner` record says.
+    private struct Owner {
+        var pid: pid_t
+        var start: UInt64
+
+        init?(_ bytes: [UInt8]) {
+            let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+            guard lines.count == 3, lines[0] == "imgpolicy simulate",
+                  lines[1].hasPrefix("pid "), let pid = pid_t(lines[1].dropFirst(4)), pid > 0,
+                  lines[2].hasPrefix("start "), let start = UInt64(lines[2].dropFirst(6)) else { return nil }
+            self.pid = pid
+            self.start = start
+        }
+
+        /// Whether the process that wrote the record still runs (the same PID, started then).
+        var isAlive: Bool { TemporaryCacheFolder.startTime(of: pid) == start }
+    }
+
+    // MARK: - Removal
 
     /// The folders to remove if the process is stopped by SIGINT, SIGTERM or SIGHUP (Ctrl-C,
     /// `timeout`, a CI runner) before `remove()`: a stopped simulation leaves nothing in /tmp.
@@ -64,7 +175,7 @@ struct TemporaryCacheFolder {
     }
 
     func remove() {
-        _ = Self.live.withLock { $0.remove(path) }
-        try? FileManager.default.removeItem(atPath: path)
+        _ = Self.live.withLock { $0.remove(folder) }
+        try? FileManager.default.removeItem(atPath: folder)
     }
 }

@@ -1,0 +1,60 @@
+@testable import Fetch
+import Foundation
+import Policy
+import Testing
+import TestSupport
+
+/// Issue 16: what libcurl reports is translated into what happened. A garbage status line (HTTP/0.9
+/// to libcurl) was reported as a refused redirect, and one 10 MB header field as "Out of memory".
+@Suite(.serialized)
+struct TransportErrorMessageTests {
+    static let transport: CurlTransport = {
+        var configuration = TransportConfiguration()
+        configuration.totalTimeout = .seconds(20)
+        configuration.retry = .never
+        return CurlTransport(configuration: configuration)
+    }()
+
+    let server: TestHTTPServer
+
+    init() throws {
+        server = try TestHTTPServer()
+    }
+
+    func failure(_ path: String) async -> FetchError? {
+        do {
+            _ = try await Self.transport.download(ImageURL(server.url(path))!)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func anAnswerWithoutAnHTTPStatusLineIsNotAnHTTPResponse() async throws {
+        server.route("/garbage", .raw(Array("GARBAGE\r\n\r\nnot http at all".utf8)))
+        let error = try #require(await failure("/garbage"))
+        #expect(error.reason.hasPrefix("not an HTTP response"), "\(error)")
+        #expect(!error.reason.contains("redirect"), "\(error)")
+        #expect(error.isRemote)
+    }
+
+    @Test func aRedirectToAnotherSchemeIsStillARefusedRedirect() async throws {
+        server.route("/to-file", .redirect("file:///etc/passwd"))
+        let error = try #require(await failure("/to-file"))
+        #expect(error.reason.contains("refused to follow a redirect"), "\(error)")
+    }
+
+    @Test func aHugeHeaderFieldIsAHeaderTooLarge() async throws {
+        server.route("/big", .headers(200, ["X-Big: " + String(repeating: "a", count: 10_000_000)], TestImages.png()))
+        let error = try #require(await failure("/big"))
+        #expect(error.reason.hasPrefix("a response header is too large"), "\(error)")
+        #expect(!error.reason.lowercased().contains("out of memory"), "\(error)")
+    }
+
+    @Test func tooManyHeaderFieldsAreHeadersTooLarge() async throws {
+        let fields = (0..<400).map { "X-Field-\($0): " + String(repeating: "b", count: 1_000) }
+        server.route("/many", .headers(200, fields, TestImages.png()))
+        let error = try #require(await failure("/many"))
+        #expect(error.reason.hasPrefix("the response's header fields are too large"), "\(error)")
+    }
+}
