@@ -75,6 +75,37 @@ struct FetchRun {
         var failure: CommandFailure?
         var image: FetchedImage?
         var placeholder: Decision?
+        /// The image decoded to fit `--size` (nil without it), or why it could not be.
+        var decoded: Result<DecodedImage?, CommandFailure> = .success(nil)
+    }
+
+    /// Loads `item` as `decision` says and, with `size`, decodes its image to fit. Cached bytes
+    /// that do not decode (damaged, cut short by a server before bodies were checked whole) are
+    /// removed from the caches and counted (`ImagePipeline.discardUndecodable`), and the item is
+    /// decided and loaded once more: fetched again where the network allows, the cached thumbnail
+    /// or the placeholder where it does not. Bytes from the network that do not decode are
+    /// removed too, and reported (exit 65): never an image that is none.
+    static func load(_ item: ImageItem, decision: Decision, with loader: ImageLoader,
+                     decodingTo size: SizeOption.Box?) async -> (SlotEvent, Result<DecodedImage?, CommandFailure>) {
+        let event = await loader.load(item, decision: decision)
+        guard let size, case .imageReady(_, _, let image) = event else { return (event, .success(nil)) }
+        let decoded = await decode(image, to: size, pipeline: loader.pipeline)
+        guard case .failure = decoded, image.source != .network, !Task.isCancelled,
+              let again = try? loader.decide(item, displayWidth: size.width) else { return (event, decoded) }
+        loader.logger.notice("a cached image did not decode: removed, deciding again", metadata: ["url": "\(image.url)"])
+        let retried = await loader.load(item, decision: again)
+        guard case .imageReady(_, _, let second) = retried else { return (retried, .success(nil)) }
+        return (retried, await decode(second, to: size, pipeline: loader.pipeline))
+    }
+
+    /// `image` decoded to fit `size`; bytes that are damaged or no image are removed from the caches.
+    private static func decode(_ image: FetchedImage, to size: SizeOption.Box, pipeline: ImagePipeline) async -> Result<DecodedImage?, CommandFailure> {
+        do throws(DecodingError) {
+            return .success(try ImageDecoder().decode(image.bytes, to: TargetSize(width: size.width, height: size.height)))
+        } catch {
+            if error.meansDamagedBytes { await pipeline.discardUndecodable(image.url) }
+            return .failure(CommandFailure("\(image.url): cannot decode the image: \(error)", status: .dataError))
+        }
     }
 
     /// Loads every item, writes each item's line to standard output in item order as soon as it
@@ -83,32 +114,34 @@ struct FetchRun {
         var results = Results()
         let output = StreamedOutput(progressTotal: items.count > 1 && isatty(2) != 0 ? items.count : nil)
         let loader = self.loader
-        await withTaskGroup(of: (Int, SlotEvent, Duration).self) { group in
+        await withTaskGroup(of: (Int, SlotEvent, Result<DecodedImage?, CommandFailure>, Duration).self) { group in
             var next = 0, reported = 0, running = 0
             var waiting: [Int: Report] = [:]
             func startLoads() {
                 while next < items.count, running < Self.maximumInFlight, next - reported < Self.maximumAhead {
                     let index = next, item = items[index], decision = decisions[index]
+                    let size = items.count == 1 ? self.size : nil
                     group.addTask {
                         let start = ContinuousClock.now
-                        let event = await loader.load(item, decision: decision)
-                        return (index, event, ContinuousClock.now - start)
+                        let (event, decoded) = await Self.load(item, decision: decision, with: loader, decodingTo: size)
+                        return (index, event, decoded, ContinuousClock.now - start)
                     }
                     next += 1
                     running += 1
                 }
             }
             startLoads()
-            while let (index, event, elapsed) = await group.next() {
+            while let (index, event, decoded, elapsed) = await group.next() {
                 running -= 1
                 output.loaded()
                 waiting[index] = report(event, item: items[index], elapsed: elapsed, keepsImage: items.count == 1)
+                waiting[index]?.decoded = decoded
                 while let done = waiting.removeValue(forKey: reported) {
                     reported += 1
                     var line = done.line
                     if items.count == 1, let image = done.image {
                         results.image = image
-                        results.decoded = Result { () throws(CommandFailure) in try SizeOption.decode(image, to: size) }
+                        results.decoded = done.decoded
                         line = SizeOption.annotate([line], with: (try? results.decoded.get()) ?? nil, json: json).joined()
                     }
                     results.placeholder = done.placeholder

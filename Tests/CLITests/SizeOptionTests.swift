@@ -1,5 +1,7 @@
 import Decoding
+import Fetch
 import Foundation
+import Policy
 import Testing
 import TestSupport
 
@@ -43,6 +45,32 @@ struct SizeOptionTests {
         // The gradient survives: red and green at the corners as in the source.
         let topLeft = image.pixel(x: 0, y: 0), bottomRight = image.pixel(x: 99, y: 74)
         #expect(topLeft.r < 12 && topLeft.g < 12 && bottomRight.r > 243 && bottomRight.g > 243, "\(topLeft) \(bottomRight)")
+    }
+
+    /// A cached original that does not decode (a body cut short by a lying server before bodies
+    /// were checked whole, a damaged entry) is removed and counted: online the next `--size`
+    /// fetches it again and decodes it; offline it is a miss (the placeholder here), never exit 0
+    /// with bytes that are no image, never the same failure from disk for ever.
+    @Test func aCachedImageThatDoesNotDecodeIsFetchedAgainOnlineAndAMissOffline() async throws {
+        let cacheFolder = cli.home.file("cache")
+        let url = try #require(ImageURL(server.url("/o.jpg")))
+        let damaged = Array(try SampleEncoder.jpeg(Self.source, quality: 92).prefix(3_000)) + [0xFF, 0xD9]
+        try DiskCache(folder: cacheFolder).store(damaged, for: url)
+        let offline = try await cli.run(["--network", "offline", "--item", try item("/o.jpg"), "--fetch", "--cache-dir", cacheFolder,
+                                         "--size", "40x40"])
+        #expect(offline.status == 0 && offline.stdout.contains("placeholder") && !offline.stdout.contains("decoded"),
+                "\(offline.status) \(offline.stdout) \(offline.stderr)")
+        #expect(try DiskCache(folder: cacheFolder).image(for: url) == nil, "the entry that does not decode was removed")
+        #expect(server.hits("/o.jpg") == 0)
+
+        try DiskCache(folder: cacheFolder).store(damaged, for: url)
+        let online = try await cli.run(["--network", "wifi", "--item", try item("/o.jpg"), "--fetch", "--cache-dir", cacheFolder,
+                                        "--size", "40x40"])
+        #expect(online.status == 0, "\(online.stderr)")
+        #expect(online.stdout.contains("from network") && online.stdout.contains("decoded 40x30"), "\(online.stdout)")
+        #expect(server.hits("/o.jpg") == 1)
+        let again = try await cli.run(["--network", "wifi", "--item", try item("/o.jpg"), "--fetch", "--cache-dir", cacheFolder, "--size", "40x40"])
+        #expect(again.status == 0 && again.stdout.contains("from disk") && again.stdout.contains("decoded 40x30"), "\(again.stdout)")
     }
 
     /// With `--size` the image is decoded here: `Accept` asks only for what the Decoding module
