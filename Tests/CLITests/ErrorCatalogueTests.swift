@@ -92,7 +92,7 @@ struct ErrorCatalogueTests {
         (["simulate", "--items", "-1"], "--items -1: expected a count from 1 to 100000"),
         (["simulate", "--visible", "-3"], "--visible -3: expected a count from 1 to 100"),
         (["simulate", "--seed", "-1"], "--seed -1: expected a whole number from 0 to 18446744073709551615"),
-        (["simulate", "--original-bytes", "-5"], "--original-bytes -5: expected a size from 64 to 16000000 bytes"),
+        (["simulate", "--original-bytes", "-5"], "--original-bytes -5: expected a size from 96 to 16000000 bytes"),
         (["simulate", "--latency", "-5-10"], "--latency -5-10: expected MIN-MAX in milliseconds"),
         (["--item", "examples/item.json", "--size", "-1x5"], "The value '-1x5' is invalid for '--size <WxH>'"),
         (["--item", "examples/item.json", "--fetch", "--size", "-1x5"], "The value '-1x5' is invalid for '--size <WxH>'"),

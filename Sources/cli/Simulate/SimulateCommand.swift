@@ -46,10 +46,10 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("The server's delay before each response, drawn per URL (ms).", valueName: "min-max"))
     var latency = "20-80"
 
-    @Option(name: .customLong("original-bytes"), parsing: .unconditional, help: ArgumentHelp("The size of each original (64–16000000).", valueName: "bytes"))
+    @Option(name: .customLong("original-bytes"), parsing: .unconditional, help: ArgumentHelp("The size of each original (96–16000000).", valueName: "bytes"))
     var originalBytes = 200_000
 
-    @Option(name: .customLong("thumbnail-bytes"), parsing: .unconditional, help: ArgumentHelp("The size of each thumbnail (64–16000000).", valueName: "bytes"))
+    @Option(name: .customLong("thumbnail-bytes"), parsing: .unconditional, help: ArgumentHelp("The size of each thumbnail (96–16000000).", valueName: "bytes"))
     var thumbnailBytes = 20_000
 
     @Option(name: .customLong("network-script"),
