@@ -5,6 +5,7 @@
 // back by JSONWriter (pretty and compact) as text that parses to an equal value, and a syntax
 // error's message (printed to a terminal) holds no control character from the input.
 @testable import Policy
+import Support
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func jsonFuzzTarget(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {

@@ -1,4 +1,4 @@
-import Locking
+import Support
 import PolicyTesting
 
 /// A clock whose time moves only when a test advances it: a delay scripted on a

@@ -1,5 +1,5 @@
 import Fetch
-import Locking
+import Support
 import Policy
 
 /// An `ImageDownloading` that answers from a script instead of the network, for an app's own

@@ -2,6 +2,7 @@ import Fetch
 import Foundation
 import Logging
 import Policy
+import Support
 
 /// The disk cache stand-in for an app's tests: a real `DiskCache` over a fresh folder of its own
 /// under the temporary directory, removed when this value is released (or by `remove()`).

@@ -1,5 +1,6 @@
 import Logging
 import Policy
+import Support
 
 /// The network state on Linux, kept fresh by the kernel's netlink route events: no polling, and
 /// no system call when the state is read.

@@ -1,4 +1,4 @@
-import Locking
+import Support
 import Policy
 
 /// A reachability provider a test drives: set the state, and every open `stateChanges()` stream

@@ -1,6 +1,6 @@
 import Foundation
 import Policy
-import Locking
+import Support
 
 /// A `SettingsStore` over Foundation's `UserDefaults`: for apps that already keep their settings
 /// there (as the SDWebImage article kept `alwaysDownloadOriginalImage` in `NSUserDefaults`).

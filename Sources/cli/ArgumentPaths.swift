@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import Policy
+import Support
 
 /// Arguments (and path variables) whose bytes are not UTF-8, such as a file name with the byte
 /// 0xFF (docs/command-inputs.md).

@@ -14,6 +14,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Support
 
 /// `--cache-dir DIR`, shared by the commands that use the disk cache.
 struct CacheLocation: ParsableArguments {

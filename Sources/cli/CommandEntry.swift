@@ -1,4 +1,5 @@
 import Dispatch
+import Support
 
 /// Where the `imgpolicy` process starts (docs/startup.md).
 ///

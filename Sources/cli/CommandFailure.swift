@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Policy
+import Support
 
 /// The exit statuses of `imgpolicy` (from BSD's sysexits.h), as documented in README.md.
 enum ExitStatus: Int32 {

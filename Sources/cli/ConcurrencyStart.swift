@@ -1,5 +1,4 @@
 import Dispatch
-import Locking
 
 #if canImport(Glibc)
 import Glibc

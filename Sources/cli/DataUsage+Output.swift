@@ -1,5 +1,6 @@
 import Fetch
 import Policy
+import Support
 
 /// How `imgpolicy stats` and `--fetch` print usage: text for people, JSON for programs.
 extension DataUsage {

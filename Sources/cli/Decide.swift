@@ -10,6 +10,7 @@ import Policy
 #if canImport(LinuxNetwork)
 import LinuxNetwork
 #endif
+import Support
 
 /// `imgpolicy [decide]`: the decision for each item of an item file.
 struct Decide: AsyncParsableCommand {

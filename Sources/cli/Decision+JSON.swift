@@ -1,4 +1,5 @@
 import Policy
+import Support
 
 extension Decision {
     /// The `--json` object of a decision: exactly `action`, `variant`, `url`, `rule`, `reason`,

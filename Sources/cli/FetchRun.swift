@@ -12,6 +12,7 @@ import Musl
 #endif
 import Logging
 import Policy
+import Support
 
 /// Carries out decisions for `imgpolicy --fetch`: items loaded concurrently, with progress on a
 /// terminal, one line per item in item order, and the failure to exit with.

@@ -11,6 +11,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Support
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 

@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 import Policy
-import Locking
+import Support
 
 /// Writes the image bytes of `--output FILE`.
 ///

@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Policy
+import Support
 
 /// The `imgpolicy` command: decides which image to show or fetch for an item on a network.
 struct Imgpolicy: AsyncParsableCommand {

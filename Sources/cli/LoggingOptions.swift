@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import Support
 
 /// `--verbose` and `$IMGPOLICY_LOG_LEVEL`: what the command logs to standard error.
 ///

@@ -6,6 +6,7 @@ import Foundation
 #endif
 import LinuxNetwork
 import Policy
+import Support
 
 /// `imgpolicy network [--json] [--watch]`: what auto-detection sees, each source and what it said,
 /// and (with `--watch`) each change as it happens.

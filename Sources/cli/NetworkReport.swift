@@ -1,5 +1,6 @@
 import LinuxNetwork
 import Policy
+import Support
 
 /// One network state with where it comes from, printed by `imgpolicy network`: as text (a
 /// headline, the detection's steps, each source), as one text line (`--watch`), or as one JSON

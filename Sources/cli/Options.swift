@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Policy
+import Support
 
 extension NetworkKind: ExpressibleByArgument {}
 extension Variant: ExpressibleByArgument {}

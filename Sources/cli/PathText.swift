@@ -1,3 +1,4 @@
+import Support
 /// Paths as text, as Foundation's `NSString` path methods treat them (which FoundationEssentials
 /// lacks): nothing is read from the disk.
 ///

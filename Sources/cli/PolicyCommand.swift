@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Policy
+import Support
 
 /// `imgpolicy policy check|table|show`: validate policies and show what they decide and prefetch.
 struct PolicyCommand: ParsableCommand {

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Policy
+import Support
 
 /// Finds the policy a user names: a path (anything with a `/` or ending in `.json`), or the
 /// name of a bundled policy, looked up as `NAME.json` in, in order:

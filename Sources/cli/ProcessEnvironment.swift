@@ -7,6 +7,7 @@ import Foundation
 import Glibc
 #endif
 import Policy
+import Support
 
 /// The process's environment variables, read once from the C library's `environ`
 /// (docs/startup.md): `ProcessInfo.environment` builds a new dictionary at each call (a decision

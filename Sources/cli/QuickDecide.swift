@@ -1,4 +1,5 @@
 import Policy
+import Support
 
 /// The fast path of the plain decision (docs/startup.md): reads the command line of the common
 /// `imgpolicy [decide] --item FILE [--network KIND] [flags…]` without swift-argument-parser, which

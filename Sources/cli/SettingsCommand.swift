@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Policy
+import Support
 
 /// `imgpolicy settings list|get|set|unset`: the user's settings file.
 struct SettingsCommand: ParsableCommand {

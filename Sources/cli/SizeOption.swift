@@ -1,6 +1,7 @@
 import ArgumentParser
 import Decoding
 import Fetch
+import Support
 
 /// `--size WxH` (one item): the display size. Decisions see whether the item's thumbnail covers
 /// W (a policy's `thumbnailCoversDisplay`); with `--fetch` the image is decoded and downsampled to

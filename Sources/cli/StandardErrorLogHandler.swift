@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Logging
+import Support
 
 /// The command's log backend: one line per message on standard error,
 /// `imgpolicy: debug: message key=value …`, with every control character of the message and the

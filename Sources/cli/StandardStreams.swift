@@ -5,7 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Locking
+import Support
 
 /// The process's standard descriptors as the command relies on them: never taken by something
 /// else when the caller closed them, and a failed write to standard output never silent.

@@ -9,6 +9,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Policy
+import Support
 
 /// `imgpolicy stats [--json] [--since YYYY-MM-DD]`: the data usage ledger kept in the cache
 /// folder (what `--fetch` and apps recorded), totals and one row per day.

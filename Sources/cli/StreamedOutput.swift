@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Support
 
 /// Standard output written in blocks of about 64 KiB as a run's lines come, and `loading n/total`
 /// on standard error (a terminal) meanwhile, cleared before each block so that the two never mix.

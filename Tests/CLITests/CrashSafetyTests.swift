@@ -3,6 +3,7 @@ import Foundation
 import Policy
 import Testing
 import TestSupport
+import Support
 
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import Foundation
 import Policy
 import Testing
 import TestSupport
+import Support
 
 /// File names that are not UTF-8 (the byte 0xFF) in every path-taking option and path variable:
 /// the path works when it exists (or its folder does, for a UTF-8 file name), messages show it

@@ -3,6 +3,7 @@ import Foundation
 import Policy
 import Testing
 import TestSupport
+import Support
 
 /// `imgpolicy stats` and the usage `--fetch` records, as processes, against a real loopback server.
 struct StatsCommandTests {

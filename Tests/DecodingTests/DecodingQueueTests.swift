@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import Locking
+import Support
 import Testing
 import TestSupport
 @testable import Decoding

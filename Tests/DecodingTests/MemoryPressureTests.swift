@@ -1,5 +1,5 @@
 import FetchTesting
-import Locking
+import Support
 import Testing
 import TestSupport
 @testable import Decoding

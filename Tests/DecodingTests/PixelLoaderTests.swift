@@ -1,7 +1,7 @@
 import Dispatch
 import Fetch
 import FetchTesting
-import Locking
+import Support
 import Policy
 import Testing
 import TestSupport

@@ -1,8 +1,15 @@
-@testable import Fetch
+import Fetch
+@testable import Accounting
+@testable import Caching
+@testable import HTTPSemantics
+@testable import Lists
+@testable import Pipeline
+@testable import Transport
 import Foundation
 import Policy
 import Testing
 import TestSupport
+import Support
 
 /// The ledger in the cache folder's `usage/`: sums kept across writers, damaged files set aside,
 /// links and special files refused, the disk cache leaving it alone.

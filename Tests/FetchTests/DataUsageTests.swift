@@ -1,6 +1,13 @@
-@testable import Fetch
+import Fetch
+@testable import Accounting
+@testable import Caching
+@testable import HTTPSemantics
+@testable import Lists
+@testable import Pipeline
+@testable import Transport
 import Policy
 import Testing
+import Support
 
 /// The value type: its arithmetic, its merge, its ledger form, and the UTC day.
 struct DataUsageTests {

@@ -1,4 +1,10 @@
-@testable import Fetch
+import Fetch
+@testable import Accounting
+@testable import Caching
+@testable import HTTPSemantics
+@testable import Lists
+@testable import Pipeline
+@testable import Transport
 import Foundation
 import Policy
 import Testing

@@ -1,6 +1,12 @@
-@testable import Fetch
+import Fetch
+@testable import Accounting
+@testable import Caching
+@testable import HTTPSemantics
+@testable import Lists
+@testable import Pipeline
+@testable import Transport
 import Foundation
-import Locking
+import Support
 import Policy
 import Testing
 import TestSupport

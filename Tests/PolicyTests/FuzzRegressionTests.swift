@@ -2,6 +2,7 @@ import Foundation
 @testable import Policy
 import Testing
 import TestSupport
+import Support
 
 /// What the fuzz targets of the Policy module found (Fuzz/, scripts/fuzz.sh), kept as tests, and
 /// their seed corpora replayed on every test run.

@@ -1,5 +1,6 @@
 import Policy
 import Testing
+import Support
 
 struct JSONParserTests {
     @Test func parsesEveryKindAndKeepsLines() throws {

@@ -1,5 +1,6 @@
 @testable import Policy
 import Testing
+import Support
 
 /// File names as bytes, shown with `\xHH` for every byte that is not part of valid UTF-8.
 struct PathBytesTests {

@@ -1,4 +1,4 @@
-import Locking
+import Support
 import Logging
 
 /// Trims a `PixelCache` when the memory still available runs low: Linux sends processes no

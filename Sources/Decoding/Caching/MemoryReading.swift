@@ -5,7 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Locking
+import Support
 
 /// How much memory the process may still use: one reading of a `MemoryReading`.
 public struct MemoryStatus: Sendable, Hashable {

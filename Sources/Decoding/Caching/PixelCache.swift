@@ -1,4 +1,4 @@
-import Locking
+import Support
 import Logging
 
 /// A memory cache of decoded images keyed by URL and size, limited by the bytes of their pixels

@@ -1,4 +1,5 @@
 import CImageCodecs
+import Support
 
 /// The formats this module decodes, recognised by their first bytes, and the C glue for each.
 enum ImageCodec: String, Sendable, CaseIterable {

@@ -1,5 +1,6 @@
 import CImageCodecs
 import Logging
+import Support
 
 /// Decodes JPEG, PNG, WebP and GIF (first frame) bytes to RGBA8 pixels at a requested size.
 ///

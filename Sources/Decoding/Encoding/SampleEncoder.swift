@@ -1,4 +1,5 @@
 import CImageCodecs
+import Support
 
 /// Encoders for the tests, the fuzzer's seeds and the benchmark: JPEG (TurboJPEG), WebP, GIF.
 /// `package` only: the module's public output is PNG (``PNGEncoder``).

@@ -1,6 +1,7 @@
 import Fetch
 import Logging
 import Policy
+import Support
 
 /// Turns the byte pipeline's images into pixels at a display size: the `PixelCache` first (keyed
 /// by URL and size), else a decode on the `DecodingQueue`, whose result fills the cache.

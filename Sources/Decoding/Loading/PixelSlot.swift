@@ -1,5 +1,5 @@
 import Fetch
-import Locking
+import Support
 import Policy
 
 /// One place on screen that shows one decoded image at a time, at its display size: an

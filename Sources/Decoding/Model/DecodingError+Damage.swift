@@ -1,3 +1,4 @@
+import Support
 extension DecodingError {
     /// Whether the error says the bytes themselves are bad (`.corrupt`: damaged or cut short;
     /// `.unsupportedFormat`: no image this module knows), so that a cached copy of them is worth

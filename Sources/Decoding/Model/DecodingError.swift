@@ -1,3 +1,4 @@
+import Support
 /// Why an image could not be decoded: the kind, the format when known, the declared size when
 /// it was read, and the library's message.
 ///

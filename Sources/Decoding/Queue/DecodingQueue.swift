@@ -5,7 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Locking
+import Support
 import Logging
 
 /// Runs decodes off the caller's thread on a bounded pool of threads of its own: at most

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Locking
+import Support
 
 /// Asks the kernel which interface carries traffic to the internet, without sending anything:
 /// a UDP socket is "connected" to a TEST-NET address (RFC 5737 / RFC 3849; connecting a UDP

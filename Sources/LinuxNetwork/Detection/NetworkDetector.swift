@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Policy
+import Support
 
 /// Tells offline, Wi-Fi, cellular and wired apart on Linux, without root, from `/sys/class/net`
 /// and the default route, once: the one-shot reading `LinuxReachability` repeats when netlink

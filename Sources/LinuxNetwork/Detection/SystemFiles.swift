@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 import Policy
-import Locking
+import Support
 
 /// Small reads of sysfs and procfs: attribute files, links, existence. Failures are nil: a
 /// missing or unreadable attribute is a fact the classification copes with.

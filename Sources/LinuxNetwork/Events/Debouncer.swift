@@ -1,4 +1,4 @@
-import Locking
+import Support
 
 /// What the event loop needs of the debounce: a message arrived; stop for good.
 protocol MessageDebouncing: Sendable {

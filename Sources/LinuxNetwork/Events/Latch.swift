@@ -1,4 +1,4 @@
-import Locking
+import Support
 
 /// A one-way gate: tasks wait until it opens, once; waiting on an open latch returns at once.
 /// For "the thread has ended" and "the bus has been asked once".

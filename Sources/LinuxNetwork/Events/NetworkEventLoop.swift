@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 import CNetlink
-import Locking
+import Support
 import Logging
 import Policy
 

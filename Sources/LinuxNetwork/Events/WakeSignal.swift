@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import CNetlink
+import Support
 
 /// An eventfd that wakes the event loop's `poll`: any thread may signal it; the descriptor is
 /// closed only when the last holder lets go, so a late signal never writes to a reused number.

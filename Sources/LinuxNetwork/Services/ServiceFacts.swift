@@ -1,3 +1,4 @@
+import Support
 /// What NetworkManager and ModemManager say, over D-Bus: whether the link is metered, whether
 /// a captive portal (or a missing upstream) stands between it and the internet, and whether the
 /// modem is roaming. Each fact may be unknown, and says why.

@@ -5,6 +5,7 @@ import Musl
 #endif
 import CSystemBus
 import Policy
+import Support
 
 /// One connection to the system bus (sd-bus) and the questions asked of NetworkManager and
 /// ModemManager over it. Connecting, authenticating and every call give up after `callTimeout`;

@@ -5,7 +5,7 @@ import Musl
 #endif
 import CNetlink
 import CSystemBus
-import Locking
+import Support
 import Logging
 import Policy
 

@@ -5,7 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Locking
+import Support
 
 /// Reads a whole data file (items, policy, settings) with errors that name the file and say
 /// what is wrong, and a size limit so that a huge file cannot exhaust memory.

@@ -1,3 +1,4 @@
+import Support
 /// An error in a file the SDK reads or writes (an item file, a policy, a settings file), with
 /// enough context for a one-line message that tells the user what to fix:
 /// `x.json: line 3: "original" must be a string`.
@@ -50,5 +51,12 @@ public struct DataFileError: Error, Sendable, Equatable, CustomStringConvertible
         if let context { parts.append(context) }
         parts.append(message)
         return parts.joined(separator: ": ")
+    }
+}
+
+extension DataFileError {
+    /// A file that could not be written, from the support floor's failure: the path and message kept.
+    package init(writing failure: SystemError) {
+        self.init(.writeFailed, source: failure.path, message: failure.message)
     }
 }

@@ -1,3 +1,4 @@
+import Support
 /// What to do for one item: show a cached variant, load a variant from its URL, or show the
 /// placeholder; with the policy rule that decided and a one-line reason for people.
 ///

@@ -1,3 +1,4 @@
+import Support
 extension ImageItem {
     /// Reads the items of the file at `path` (`-` reads standard input). See
     /// `items(fromJSON:source:)` for the format.

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Support
 
 /// An absolute `http` or `https` URL of an image: the only kind the SDK will ever load.
 ///

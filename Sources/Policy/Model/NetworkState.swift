@@ -1,3 +1,4 @@
+import Support
 /// What the network looks like right now: the kind of link plus flags: expensive and constrained
 /// as Apple's `NWPath` and Android's `NetworkCapabilities` report them, roaming (a modem
 /// registered on a foreign network: the costliest data there is) and captive (the link is up but

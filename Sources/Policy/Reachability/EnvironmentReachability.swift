@@ -1,3 +1,4 @@
+import Support
 /// The network state given by the environment variable `IMGPOLICY_NETWORK`
 /// (`wifi`, `cellular`, `wired`, `offline` or `unknown`, optionally followed by any of
 /// `,expensive`, `,constrained`, `,roaming` and `,captive`): for scripts, CI and field testing.

@@ -1,4 +1,4 @@
-import Locking
+import Support
 
 /// A reachability provider whose state is whatever it was last set to: the test double, and
 /// what the CLI uses for `--network wifi`.

@@ -1,3 +1,4 @@
+import Support
 /// A `RuleCondition` compiled for the validator, which asks every rule and list entry about every
 /// input a policy can tell apart: the network kinds, the settings and the cached variants become
 /// bit masks, so that matching is a few integer tests instead of set and dictionary lookups

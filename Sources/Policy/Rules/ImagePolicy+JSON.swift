@@ -1,3 +1,4 @@
+import Support
 extension ImagePolicy {
     /// Loads, validates and compiles the policy file at `path`. The policy's name is the file name
     /// without `.json`.

@@ -1,3 +1,4 @@
+import Support
 extension ImagePolicy {
     /// What a list prefetches in `network` with `settings`: the plan of the first `prefetch`
     /// entry whose condition holds, or `.nothing`. A table read.

@@ -1,3 +1,4 @@
+import Support
 /// A decision policy: the boolean settings it reads, an ordered list of rules (first match wins,
 /// the last one a catch-all), and a table of cases it must satisfy.
 ///

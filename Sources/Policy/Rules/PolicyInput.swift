@@ -1,3 +1,4 @@
+import Support
 /// Everything a policy looks at, already resolved to plain values: the network, what is cached,
 /// whether the item has a thumbnail, the policy's boolean settings, and whether the measured link
 /// is slow.

@@ -1,3 +1,4 @@
+import Support
 extension PolicyValidator {
     /// The most entries the `prefetch` section, or the running-loads option, may have.
     static let maximumEntries = 255

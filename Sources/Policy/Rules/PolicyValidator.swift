@@ -1,3 +1,4 @@
+import Support
 /// Checks a policy and compiles it to a `DecisionTable`.
 ///
 /// It rejects: too many rules or settings, duplicate names, a condition that reads a setting the

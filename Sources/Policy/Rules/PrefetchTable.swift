@@ -1,3 +1,4 @@
+import Support
 /// A policy's `prefetch` section and running-loads option compiled to a lookup table: one entry
 /// per network state × settings, holding the plan, the choice and the entries that said them.
 /// Built once by `PolicyValidator.compileNetworkStatePlans()`; read by

@@ -1,3 +1,4 @@
+import Support
 /// What a rule decides, before it is applied to an item's URLs.
 public enum RuleAction: Sendable, Hashable, CustomStringConvertible {
     /// Show this variant from the cache.

@@ -1,3 +1,4 @@
+import Support
 /// When a rule applies: every constraint that is set must hold; a condition with none set is a
 /// catch-all.
 ///

@@ -1,3 +1,4 @@
+import Support
 /// A set of names kept as a sorted array: membership by binary search, no hashing. The validator
 /// keeps a policy's few names in it (at most 255 rules and 8 settings), so that loading a policy
 /// makes no `Set<String>`, whose first use costs a search of the executable's conformances at

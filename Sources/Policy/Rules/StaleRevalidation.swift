@@ -1,3 +1,4 @@
+import Support
 /// A policy's `revalidateStale` option: on which links a stale cached image (past its HTTP
 /// freshness) is revalidated with the server, in the background, while the stale copy is shown.
 /// Offline or captive nothing is ever revalidated: the stale copy is shown.

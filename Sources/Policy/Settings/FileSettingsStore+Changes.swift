@@ -1,5 +1,4 @@
 #if canImport(Glibc)
-import Locking
 
 extension FileSettingsStore {
     /// The stored values now, then again after each change another process (or this one) makes
@@ -51,3 +50,4 @@ extension FileSettingsStore {
     }
 }
 #endif
+import Support

@@ -5,7 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Locking
+import Support
 
 /// A settings store kept in a JSON file (one object, key → value), safe to share between
 /// processes.
@@ -163,7 +163,11 @@ public final class FileSettingsStore: SettingsStore {
     private func update(_ change: (inout [(key: String, value: JSONValue)]) -> Void) throws(DataFileError) {
         if let unavailable { throw DataFileError(.writeFailed, source: path, message: unavailable) }
         try refuseUnwritablePath()
-        try AtomicFileWriter.makeFolders(AtomicFileWriter.parentFolder(of: path), for: path)
+        do throws(SystemError) {
+            try AtomicFileWriter.makeFolders(AtomicFileWriter.parentFolder(of: path), for: path)
+        } catch {
+            throw DataFileError(writing: error)
+        }
         let lockFD = DescriptorReserve.admit(open(lockPath(), O_RDWR | O_CREAT | O_CLOEXEC, 0o644))
         guard lockFD >= 0 else {
             throw DataFileError(.writeFailed, source: path, message: "cannot open the lock file: \(errnoText(errno).lowercased())")
@@ -179,7 +183,11 @@ public final class FileSettingsStore: SettingsStore {
         var members = try readSnapshot().members
         change(&members)
         let text = JSONWriter.text(of: JSONValue(.object(members)))
-        try AtomicFileWriter.write(Array(text.utf8), to: path, createFolders: false)  // made above, before the lock
+        do throws(SystemError) {
+            try AtomicFileWriter.write(Array(text.utf8), to: path, createFolders: false)  // made above, before the lock
+        } catch {
+            throw DataFileError(writing: error)
+        }
         let snapshot = Snapshot(identity: FileIdentity(path: path), members: members)
         state.withLock { $0.snapshot = snapshot }
     }

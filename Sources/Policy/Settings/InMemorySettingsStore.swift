@@ -1,4 +1,4 @@
-import Locking
+import Support
 
 /// A settings store that lives in memory only: for tests, previews and `--set` overrides.
 public final class InMemorySettingsStore: SettingsStore {

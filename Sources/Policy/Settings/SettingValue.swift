@@ -1,3 +1,4 @@
+import Support
 /// A value in a settings store.
 public enum SettingValue: Sendable, Hashable, CustomStringConvertible {
     /// `true` / `false`.
@@ -10,7 +11,7 @@ public enum SettingValue: Sendable, Hashable, CustomStringConvertible {
     case string(String)
     /// Anything else a settings file holds (null, an array, an object). Kept as it is; a typed read
     /// of it is a type error.
-    case json(JSONValue)
+    case json(JSONSettingValue)
 
     /// The value as JSON text: `true`, `3`, `"text"`.
     public var description: String {
@@ -55,7 +56,7 @@ public enum SettingValue: Sendable, Hashable, CustomStringConvertible {
         case .integer(let number): return JSONValue(.number(String(number)))
         case .double(let number): return JSONValue(.number(number.isFinite ? "\(number)" : "null"))
         case .string(let text): return JSONValue(.string(text))
-        case .json(let value): return value
+        case .json(let other): return other.value
         }
     }
 
@@ -66,8 +67,8 @@ public enum SettingValue: Sendable, Hashable, CustomStringConvertible {
         case .number(let text):
             if let integer = Int(text) { self = .integer(integer) }
             else if let double = Double(text), double.isFinite { self = .double(double) }
-            else { self = .json(value) }
-        default: self = .json(value)
+            else { self = .json(JSONSettingValue(value)) }
+        default: self = .json(JSONSettingValue(value))
         }
     }
 }

@@ -1,6 +1,5 @@
 #if canImport(Glibc)
 import Glibc
-import Locking
 
 /// Watches one file's folder with inotify (so that an atomic replace, a rename over the file, is
 /// seen as well as a write in place or a removal) on a thread of its own, and calls back after
@@ -113,3 +112,4 @@ final class SettingsFileWatcher: Sendable {
     }
 }
 #endif
+import Support

@@ -1,3 +1,4 @@
+import Support
 /// A UserDefaults-like key-value store for user settings, such as
 /// `alwaysDownloadOriginalImage`.
 ///

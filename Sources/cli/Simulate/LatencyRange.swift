@@ -1,3 +1,4 @@
+import Support
 /// `--latency MIN-MAX`: the server's delay before each response, in milliseconds, drawn per URL
 /// from this range by the run's seeded generator.
 struct LatencyRange: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Policy
+import Support
 
 /// `--network-script`: the network states a simulation goes through, each from a time on, as
 /// `STATE@TIME` entries separated by commas: `cellular@0s,wifi@10s,offline@20s`.

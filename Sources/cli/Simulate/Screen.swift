@@ -1,4 +1,5 @@
 import Policy
+import Support
 
 /// The app's screen in a simulation: a pool of reused cells showing the visible rows, which
 /// receives what a list delivers and checks each delivery as it arrives (main actor: no lock).

@@ -6,6 +6,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Support
 
 /// How a user scrolls a list in a simulation, decided up front from the seed: when the first
 /// visible row changes, and when the gesture changes (dragging, flinging, idle).

@@ -10,6 +10,7 @@ import Foundation
 #endif
 import Policy
 import PolicyTesting
+import Support
 
 /// `imgpolicy simulate`: a list scrolled on a changing network against a server of its own, the
 /// SDK's list against the naive baseline, with the goals checked (docs/simulate.md).

@@ -1,3 +1,4 @@
+import Support
 /// The simulation's deterministic generator (SplitMix64): the same seed replays the same scroll
 /// gestures and the same per-URL latencies.
 struct SimulationRandom: RandomNumberGenerator {

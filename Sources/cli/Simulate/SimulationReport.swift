@@ -1,4 +1,5 @@
 import Policy
+import Support
 
 /// What `imgpolicy simulate` prints: the SDK pass's figures, the baseline's, and the issue's
 /// goals checked against them (met or not, with the figures).

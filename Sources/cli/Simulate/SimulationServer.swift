@@ -3,7 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Locking
+import Support
 import Policy
 
 #if canImport(Glibc)

@@ -7,7 +7,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Dispatch
-import Locking
+import Support
 import Policy
 
 /// A fresh folder under the system's temporary directory for a simulation's disk cache, never

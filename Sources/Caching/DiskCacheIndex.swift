@@ -1,0 +1,275 @@
+/// What the folder holds, in memory: each entry's size and last use, and the total.
+///
+/// An open-addressing table (linear probing, backward-shift removal) keyed by the entry's
+/// `Hash128`. The journal stores this very table when it is compacted (`encodedTable`), so that
+/// opening a cache copies it back in one sequential pass (`init(table:)`) instead of inserting
+/// every entry. The probe position is mixed with a random seed chosen at each compaction; a
+/// stored table is checked as it is loaded (records, probe distances, no gaps in a probe run),
+/// and one that fails is rebuilt entry by entry, so that a journal written by someone else can
+/// cost time but never a wrong answer for what was checked.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import HTTPSemantics
+
+struct DiskCacheIndex {
+    struct Entry {
+        var size: Int
+        var lastUse: UInt64
+    }
+
+    private struct Slot {
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var size = 0
+        /// 0: the slot is empty.
+        var lastUse: UInt64 = 0
+    }
+
+    /// A key only, 16 bytes: `keys[i]` is `slots[i]`'s key, or zero when the slot is empty.
+    private struct Key {
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var isZero: Bool { high == 0 && low == 0 }
+    }
+
+    private var slots: [Slot]
+    /// The keys of `slots`, probed first (`find`): four to a cache line, half the memory of the
+    /// slots, so that a lookup in a large table touches fewer lines and pages. Kept equal to the
+    /// slots' keys by every change.
+    private var keys: [Key]
+    /// Entries whose key is zero (0 or 1; a hash of zero is possible, if improbable, and a
+    /// journal may hold one): while there is one, `keys` cannot tell it from an empty slot and
+    /// lookups probe `slots` instead.
+    private var zeroKeys = 0
+    private var mask: Int
+    /// Mixed into every probe position; stored with the table in the journal.
+    let seed: UInt64
+    /// Entries held.
+    private(set) var count = 0
+    /// Bytes of all entries.
+    private(set) var totalBytes = 0
+    /// The last use stamp given out; every operation takes the next.
+    private(set) var clock: UInt64 = 0
+
+    init(capacity: Int = 0, seed: UInt64 = .random(in: .min ... .max)) {
+        var size = 16
+        while size < capacity * 2 { size <<= 1 }
+        slots = Array(repeating: Slot(), count: size)
+        keys = Array(repeating: Key(), count: size)
+        mask = size - 1
+        self.seed = seed
+    }
+
+    /// The longest probe run a loaded table may have.
+    static let longestProbe = 64
+
+    /// The table `encodedTable()` wrote, read from `fd` at `offset` straight into the table's
+    /// memory (one copy, one sequential pass), or nil when anything in it is wrong: a short read, a
+    /// damaged record, a probe run longer than `longestProbe` or with a gap.
+    init?(reading fd: Int32, at offset: Int, slotCount: Int, seed: UInt64) {
+        guard slotCount >= 16, slotCount.nonzeroBitCount == 1, MemoryLayout<Slot>.stride == DiskCacheJournal.recordSize else { return nil }
+        self.seed = seed
+        mask = slotCount - 1
+        var valid = true
+        var count = 0, totalBytes = 0
+        var clock: UInt64 = 0
+        var keys = [Key](repeating: Key(), count: slotCount)
+        var zeroKeys = 0
+        slots = [Slot](unsafeUninitializedCapacity: slotCount) { buffer, initialized in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            var done = 0
+            while done < raw.count {
+                let read = pread(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
+                if read < 0 && errno == EINTR { continue }
+                guard read > 0 else { break }
+                done += read
+            }
+            if done < raw.count {
+                valid = false
+                raw.baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: raw.count)
+            }
+            for position in 0..<slotCount {
+                // Each slot is read whole before it is written: the bytes become a `Slot` in place.
+                let entry = DiskCacheJournal.tableEntry(UnsafeRawBufferPointer(raw), at: position)
+                if entry == nil && valid && !DiskCacheJournal.isEmptyRecord(UnsafeRawBufferPointer(raw), at: position) { valid = false }
+                if let entry {
+                    (buffer.baseAddress! + position).initialize(to: Slot(high: entry.key.high, low: entry.key.low, size: entry.size, lastUse: entry.rank))
+                    keys[position] = Key(high: entry.key.high, low: entry.key.low)
+                    if keys[position].isZero { zeroKeys += 1 }
+                    count += 1
+                    totalBytes += entry.size
+                    clock = max(clock, entry.rank)
+                } else {
+                    (buffer.baseAddress! + position).initialize(to: Slot())
+                }
+            }
+            initialized = slotCount
+        }
+        self.keys = keys
+        self.zeroKeys = zeroKeys
+        self.count = count
+        self.totalBytes = totalBytes
+        self.clock = clock
+        guard valid, count * 4 <= slotCount * 3 else { return nil }
+        // Every member must be reachable from its home: a short run with no gap.
+        for position in 0..<slotCount where slots[position].lastUse != 0 {
+            let distance = (position - home(slots[position].high, slots[position].low)) & mask
+            guard distance <= Self.longestProbe else { return nil }
+            if distance > 0 && slots[(position - 1) & mask].lastUse == 0 { return nil }
+        }
+    }
+
+    /// A new table of `entries` (least recently used first), sized for them, with a new seed.
+    init(compacting entries: [(key: Hash128, size: Int)]) {
+        self.init(capacity: entries.count)
+        for entry in entries { store(entry.key, size: entry.size) }
+    }
+
+    /// The table as journal records (`DiskCacheJournal.tableRecord`), empty slots as zeros;
+    /// the order of use is kept as ranks.
+    func encodedTable() -> [UInt8] {
+        let byUse = slots.indices.filter { slots[$0].lastUse != 0 }.sorted { slots[$0].lastUse < slots[$1].lastUse }
+        var bytes = [UInt8](repeating: 0, count: slots.count * DiskCacheJournal.recordSize)
+        bytes.withUnsafeMutableBytes { raw in
+            for (rank, position) in byUse.enumerated() {
+                let slot = slots[position]
+                DiskCacheJournal.storeTableEntry(into: raw, at: position, key: Hash128(high: slot.high, low: slot.low),
+                                                 size: slot.size, rank: UInt64(rank + 1))
+            }
+        }
+        return bytes
+    }
+
+    /// Slots in the table.
+    var slotCount: Int { slots.count }
+
+    // MARK: - Queries
+
+    func contains(_ key: Hash128) -> Bool { find(key).found }
+
+    subscript(key: Hash128) -> Entry? {
+        let (position, found) = find(key)
+        return found ? Entry(size: slots[position].size, lastUse: slots[position].lastUse) : nil
+    }
+
+    /// Every entry, least recently used first.
+    var byUse: [(key: Hash128, size: Int)] {
+        slots.filter { $0.lastUse != 0 }.sorted { $0.lastUse < $1.lastUse }.map { (Hash128(high: $0.high, low: $0.low), $0.size) }
+    }
+
+    // MARK: - Changes
+
+    /// Applies one journal record.
+    mutating func apply(_ record: DiskCacheJournal.Record) {
+        switch record.operation {
+        case .stored: store(record.key, size: record.size)
+        case .used: use(record.key)
+        case .removed: remove(record.key)
+        }
+    }
+
+    /// Sets the entry's size and marks it used.
+    mutating func store(_ key: Hash128, size: Int) {
+        clock += 1
+        if (count + 1) * 4 > slots.count * 3 { grow() }
+        let (position, found) = find(key)
+        if found {
+            totalBytes -= slots[position].size
+        } else {
+            count += 1
+            slots[position].high = key.high
+            slots[position].low = key.low
+            keys[position] = Key(high: key.high, low: key.low)
+            if keys[position].isZero { zeroKeys += 1 }
+        }
+        slots[position].size = size
+        slots[position].lastUse = clock
+        totalBytes += size
+    }
+
+    /// Marks the entry used; returns whether it is held.
+    @discardableResult
+    mutating func use(_ key: Hash128) -> Bool {
+        clock += 1
+        let (position, found) = find(key)
+        if found { slots[position].lastUse = clock }
+        return found
+    }
+
+    /// Removes the entry; returns its size when it was held.
+    @discardableResult
+    mutating func remove(_ key: Hash128) -> Int? {
+        clock += 1
+        var (hole, found) = find(key)
+        guard found else { return nil }
+        let size = slots[hole].size
+        totalBytes -= size
+        count -= 1
+        if keys[hole].isZero { zeroKeys -= 1 }
+        slots[hole] = Slot()
+        keys[hole] = Key()
+        // Backward shift: move later members of the probe run into the hole when they may.
+        var next = (hole + 1) & mask
+        while slots[next].lastUse != 0 {
+            let home = self.home(slots[next].high, slots[next].low)
+            // `next` may move to `hole` when its home is not cyclically within (hole, next].
+            let distanceToNext = (next - home) & mask
+            let distanceToHole = (hole - home) & mask
+            if distanceToHole < distanceToNext {
+                slots[hole] = slots[next]
+                slots[next] = Slot()
+                keys[hole] = keys[next]
+                keys[next] = Key()
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        return size
+    }
+
+    // MARK: - Table
+
+    private func home(_ high: UInt64, _ low: UInt64) -> Int {
+        var mixed = (high ^ seed) &* 0x9E37_79B9_7F4A_7C15 ^ low
+        mixed = (mixed ^ mixed >> 31) &* 0xBF58_476D_1CE4_E5B9
+        return Int(truncatingIfNeeded: mixed ^ mixed >> 29) & mask
+    }
+
+    /// The key's slot, or the empty slot where it would go: probing `keys` (16 bytes a slot), or
+    /// `slots` while an entry's key is zero.
+    private func find(_ key: Hash128) -> (position: Int, found: Bool) {
+        var position = home(key.high, key.low)
+        if zeroKeys == 0 && !(key.high == 0 && key.low == 0) {
+            return keys.withUnsafeBufferPointer { keys in
+                while true {
+                    let probed = keys[position]
+                    if probed.high == key.high && probed.low == key.low { return (position, true) }
+                    if probed.isZero { return (position, false) }
+                    position = (position + 1) & mask
+                }
+            }
+        }
+        while true {
+            let slot = slots[position]
+            if slot.lastUse == 0 { return (position, false) }
+            if slot.high == key.high && slot.low == key.low { return (position, true) }
+            position = (position + 1) & mask
+        }
+    }
+
+    private mutating func grow() {
+        let old = slots
+        slots = Array(repeating: Slot(), count: old.count * 2)
+        keys = Array(repeating: Key(), count: old.count * 2)
+        mask = slots.count - 1
+        for slot in old where slot.lastUse != 0 {
+            var position = home(slot.high, slot.low)
+            while slots[position].lastUse != 0 { position = (position + 1) & mask }
+            slots[position] = slot
+            keys[position] = Key(high: slot.high, low: slot.low)
+        }
+    }
+}

@@ -1,0 +1,22 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The text of the C library's message for `code` (`No such file or directory`).
+package func errnoText(_ code: Int32) -> String {
+    String(cString: strerror(code))
+}
+
+/// `read(2)`, under a name no method shadows.
+package func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(fd, buffer, count)
+}
+
+/// `write(2)`, under a name no method shadows.
+package func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    write(fd, buffer, count)
+}
