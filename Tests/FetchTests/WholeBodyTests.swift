@@ -242,3 +242,30 @@ struct TransportStartFailureTests {
         await transport.shutdown()
     }
 }
+
+/// Checkpoints report each byte once (issue 16 probe: every 64 KiB the whole body so far was
+/// copied and saved again, O(n²) in memory, time and disk writes).
+struct CheckpointReportTests {
+    @Test func eachByteIsReportedOnceAndTheReportsFollowEachOther() async throws {
+        let body = TestImages.png(size: 3 << 20, seed: 4)
+        let server = try TestHTTPServer(routes: ["/big": .stall(200, ["ETag: \"c\"", "Content-Type: image/png"], body, sent: (5 << 20) / 2)])
+        let transport = CurlTransport(configuration: .patient, logger: .disabled, hooks: TransportHooks(assertsShutdownBeforeDeinit: false))
+        let reports = LockedList<BodyCheckpoints.Partial>()
+        let request = DownloadRequest(url: ImageURL(server.url("/big"))!, checkpoints: BodyCheckpoints(every: 64 << 10) { reports.append($0) })
+        let load = Task { try await transport.response(to: request) }
+        #expect(await waitUntil { (reports.values.last?.length ?? 0) >= 2 << 20 })
+        load.cancel()
+        _ = try? await load.value
+        await transport.shutdown()
+        let all = reports.values
+        var expected = 0
+        for report in all {
+            #expect(report.offset == expected, "a report starts where the one before ended")
+            expected = report.length
+        }
+        #expect(all.reduce(0) { $0 + $1.bytes.count } == expected)
+        #expect(Array(body.prefix(expected)) == all.flatMap(\.bytes), "the reports are the body's first bytes")
+        // The last report came when the transfer was cancelled.
+        #expect(all.last?.isFinal == true && all.dropLast().allSatisfy { !$0.isFinal })
+    }
+}

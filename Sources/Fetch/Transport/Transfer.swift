@@ -40,8 +40,10 @@ final class Transfer: @unchecked Sendable {
     var receivedBytes = 0
     /// The `Content-Length` values of the response being received (its header lines, as they come).
     var contentLengths: [String] = []
-    /// Who hears of the body while it arrives, and at which length next.
+    /// Who hears of the body while it arrives, at which length next, and how much of `body` it
+    /// heard of already (the held bytes of a combined answer count as heard of).
     var checkpoints: BodyCheckpoints?
+    var reportedLength = 0
     var nextCheckpoint = Int.max
     /// The wait a failed response asked for with `Retry-After`, if it did. Locked: a transfer
     /// cancelled as its response arrived is finished (and its waiter reads this) while the

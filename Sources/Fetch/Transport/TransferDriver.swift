@@ -155,6 +155,7 @@ final class TransferDriver: @unchecked Sendable {
         transfer.currentURL = target
         transfer.redirects += 1
         transfer.body = transfer.resumption?.held.bytes ?? []
+        transfer.reportedLength = 0
         transfer.answer = .awaiting
         transfer.contentLengths = []
         _ = imgp_easy_setopt_string(easy, CURLOPT_URL, target.absoluteString)
@@ -174,22 +175,28 @@ final class TransferDriver: @unchecked Sendable {
         return "\(what): \(cause) (curl multi code \(code.rawValue))"
     }
 
-    /// Tells the transfer's checkpoints what arrived so far (status and header fields included).
-    /// A body combined with held bytes is reported as the 200 it completes (`RangeResumption`);
-    /// an error page, or a body not judged yet, is not reported.
+    /// Tells the transfer's checkpoints what arrived since the last report (status and header
+    /// fields included). A body combined with held bytes is reported as the 200 it completes
+    /// (`RangeResumption`), the held bytes counting as reported; an error page, or a body not
+    /// judged yet, is not reported.
     static func report(_ transfer: Transfer, easy: UnsafeMutableRawPointer, isFinal: Bool) {
-        guard let checkpoints = transfer.checkpoints, !transfer.body.isEmpty else { return }
+        guard let checkpoints = transfer.checkpoints, transfer.body.count > transfer.reportedLength else { return }
         var status = 0
         _ = imgp_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        let headers: [(name: String, value: String)]
         switch transfer.answer {
         case .whole:
-            checkpoints.handler(BodyCheckpoints.Partial(status: status, headers: headerFields(of: easy), body: transfer.body, isFinal: isFinal))
+            headers = headerFields(of: easy)
         case .combined:
-            let headers = transfer.resumption?.combinedHeaders(headerFields(of: easy)) ?? []
-            checkpoints.handler(BodyCheckpoints.Partial(status: 200, headers: headers, body: transfer.body, isFinal: isFinal))
+            headers = transfer.resumption?.combinedHeaders(headerFields(of: easy)) ?? []
+            status = 200
         case .awaiting, .error, .refused:
-            break
+            return
         }
+        let offset = transfer.reportedLength
+        let bytes = Array(transfer.body[offset...])
+        transfer.reportedLength = transfer.body.count
+        checkpoints.handler(BodyCheckpoints.Partial(status: status, headers: headers, bytes: bytes, offset: offset, isFinal: isFinal))
     }
 
     /// Judges the body of the response `transfer` receives, at its first bytes (or at its end
@@ -206,6 +213,7 @@ final class TransferDriver: @unchecked Sendable {
         switch resumption.judge(status: status, headers: headerFields(of: easy)) {
         case .combine:
             transfer.answer = .combined
+            transfer.reportedLength = resumption.held.bytes.count
         case .wholeBodyInstead:
             transfer.body.removeAll(keepingCapacity: true)
             transfer.answer = .whole
