@@ -107,6 +107,21 @@ struct WholeBodyTests {
         #expect(disk.image(for: url("/short")) == nil)
     }
 
+    /// The excess bytes a short `Content-Length` leaves in a kept-alive connection are never read
+    /// as the next response: the retries open connections of their own and fail for the real
+    /// cause, and the next request elsewhere is answered whole.
+    @Test func aShortContentLengthsConnectionIsNotReused() async throws {
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 300000\r\n\r\n"
+        server.route("/short", .rawKeepingConnection(Array(head.utf8) + Self.imageA))
+        let error = await #expect(throws: FetchError.self) { try await pipeline.image(for: url("/short")) }
+        guard case .incompleteImage? = error?.code else { Issue.record("\(String(describing: error))"); return }
+        #expect(error?.attempts == 3 && server.hits("/short") == 3 && server.connections == 3)
+        let small = TestImages.png(size: 4714, seed: 5)
+        server.route("/next", .ok(small))
+        let answer = try await pipeline.image(for: url("/next"))
+        #expect(answer.bytes == small && server.connections == 4)
+    }
+
     @Test func twoDifferentContentLengthsAreARefusedResponse() async throws {
         let small = TestImages.png(size: 4714, seed: 5)
         let head = "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 4714\r\nContent-Length: 10\r\n\r\n"

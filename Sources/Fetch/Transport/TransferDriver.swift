@@ -341,6 +341,13 @@ final class TransferDriver: @unchecked Sendable {
                 return 0
             }
             transfer.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+            transfer.responseBodyBytes += length
+            if transfer.answer != .error, case .length(let declared) = ContentLengthVerdict(transfer.contentLengths),
+               transfer.responseBodyBytes == declared, case .incomplete = ImageCompleteness.check(transfer.body), let easy = transfer.easy {
+                // A Content-Length shorter than the image: the rest may follow in the connection,
+                // where the next response on it would be read from (RFC 9112 §6.3).
+                _ = imgp_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, 1)
+            }
             if transfer.body.count >= transfer.nextCheckpoint, let checkpoints = transfer.checkpoints, let easy = transfer.easy {
                 transfer.nextCheckpoint = transfer.body.count + checkpoints.every
                 TransferDriver.report(transfer, easy: easy, isFinal: false)
@@ -367,6 +374,7 @@ final class TransferDriver: @unchecked Sendable {
             let line = UnsafeRawBufferPointer(start: data, count: length)
             if line.starts(with: "HTTP/".utf8) {
                 transfer.contentLengths = []
+                transfer.responseBodyBytes = 0
             } else if line.count > 15, line.prefix(15).map({ $0 | 0x20 }).elementsEqual("content-length:".utf8) {
                 let value = String(decoding: line.dropFirst(15).filter { ![0x20, 0x09, 0x0D, 0x0A].contains($0) }, as: UTF8.self)
                 if transfer.contentLengths.count < 100 { transfer.contentLengths.append(value) }
@@ -385,6 +393,7 @@ final class TransferDriver: @unchecked Sendable {
         _ = imgp_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
         // Set by the header callback when a response's framing was in doubt.
         _ = imgp_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, 0)
+        _ = imgp_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, transfer.freshConnection ? 1 : 0)
         // Set or cleared: the previous transfer on this handle may have had extra header fields.
         _ = imgp_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, transfer.requestHeaders.map { UnsafeMutableRawPointer($0) })
         transfer.requestedAt = HTTPDate.now()
@@ -431,7 +440,8 @@ final class TransferDriver: @unchecked Sendable {
         }
         if case .conflicting(let values) = ContentLengthVerdict(transfer.contentLengths) {
             let shown = values.prefix(4).map { TransferDriver.printable($0) }.joined(separator: ", ")
-            return fail(.invalidResponse("\(values.count) Content-Length fields that disagree (\(shown))"))
+            return fail(.invalidResponse(values.count == 1 ? "a Content-Length that is not a length (\(shown))"
+                                                           : "\(values.count) Content-Length fields that disagree (\(shown))"))
         }
         if transfer.tooLarge || code == CURLE_FILESIZE_EXCEEDED { return fail(.tooLarge(limit: transfer.maximumBodySize)) }
         let message = transfer.errorBuffer[0] != 0 ? String(cString: transfer.errorBuffer) : String(cString: curl_easy_strerror(code))
@@ -513,6 +523,7 @@ final class TransferDriver: @unchecked Sendable {
             return "cannot open a connection: too many open files"
         }
         if socketErrno == Int(ENOBUFS) || socketErrno == Int(ENOMEM) { return "cannot open a connection: out of memory" }
+        if message.hasPrefix("libcurl could not be loaded: out of memory") { return message }
         guard message.lowercased().contains("too many open files") else { return nil }
         return imgp_curl_is_loaded() == 0 ? "libcurl could not be loaded: too many open files" : "out of file descriptors: \(message)"
     }
