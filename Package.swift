@@ -78,7 +78,7 @@ let package = Package(
         // Test doubles over `Policy` (the settings double, InMemorySettingsStore, is in `Policy` itself).
         .target(name: "PolicyTesting", dependencies: ["Policy", "Support"]),
         // Test doubles over `Fetch`.
-        .target(name: "FetchTesting", dependencies: ["Fetch", "Policy", "PolicyTesting", "Support", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "FetchTesting", dependencies: ["Fetch", "Transport", "Caching", "Pipeline", "Policy", "PolicyTesting", "Support", .product(name: "Logging", package: "swift-log")]),
         // The `imgpolicy` command.
         .executableTarget(
             name: "cli",

@@ -16,7 +16,7 @@ source scripts/setup.sh >/dev/null
 # Package.swift adds swift-docc-plugin only when this is set (apps depending on imgpolicy never fetch it).
 export IMGPOLICY_DOCS=1
 
-modules=(Policy Fetch LinuxNetwork Decoding PolicyUserDefaults PolicyTesting FetchTesting)
+modules=(Support Policy HTTPSemantics Transport Caching Accounting Pipeline Lists Fetch LinuxNetwork Decoding PolicyUserDefaults PolicyTesting FetchTesting)
 output=.build/docs
 archive=$output/imgpolicy.doccarchive
 usage() { echo "usage: scripts/docs.sh [--hosting-base-path BASE]" >&2; exit 64; }

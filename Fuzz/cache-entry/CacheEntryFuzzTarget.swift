@@ -4,7 +4,7 @@
 // The entry is checked against a fixed URL (the seed corpus holds real entries for it) and
 // against the URL its own header names, when that is a valid image URL; a body it returns lies
 // inside the file.
-@testable import Fetch
+@testable import Caching
 import Policy
 
 private let fixedURL = ImageURL("http://127.0.0.1:8080/fuzz.png")!

@@ -4,7 +4,8 @@
 // resume from, the freshness, and whether the body is a whole image. Built and run by
 // scripts/fuzz.sh. Invariants: nothing traps; a 206 is combined only when it is exactly the
 // rest of the same strong validator; a single length is what every field says.
-@testable import Fetch
+@testable import HTTPSemantics
+@testable import Transport
 import Policy
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,6 +1,6 @@
 // libFuzzer target: recognising an image by its first bytes (every response body goes through
 // it) and describing a body that is not an image. Built and run by scripts/fuzz.sh.
-@testable import Fetch
+@testable import HTTPSemantics
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func sniffFuzzTarget(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {

@@ -55,9 +55,7 @@ import HTTPSemantics
 /// Thread safety: every method may be called from any thread at once. Every method is synchronous
 /// and may touch the disk, except `containsImage(at:)` on a hit and `statistics`.
 ///
-/// ## See Also
-///
-/// - <doc:CachingAndDataAccounting>
+/// In use: the `Fetch` guide “Caching and Data Accounting”.
 public final class DiskCache: CacheInspecting {
     /// The folder.
     public let folder: String

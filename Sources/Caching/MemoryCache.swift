@@ -13,9 +13,7 @@ import HTTPSemantics
 /// memory.purge()                         // on memory pressure
 /// ```
 ///
-/// ## See Also
-///
-/// - <doc:CachingAndDataAccounting>
+/// In use: the `Fetch` guide “Caching and Data Accounting”.
 public final class MemoryCache: CacheInspecting {
     /// The most bytes held; an image larger than this is not kept.
     public let capacity: Int

@@ -45,9 +45,7 @@ import HTTPSemantics
 /// // scrollViewDidEndDecelerating: list.setScrollPhase(.idle)
 /// ```
 ///
-/// ## See Also
-///
-/// - <doc:EmbeddingInAList>
+/// In use: the `Fetch` guide “Embedding in a List”.
 public final class ImageList: Sendable {
     private typealias Rows = ListRows<Task<Void, Never>>
 

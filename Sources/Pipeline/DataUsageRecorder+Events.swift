@@ -3,6 +3,8 @@ import Caching
 import Policy
 import Support
 
+/// The pipeline's events counted by the recorder (the recorder lives in `Accounting`, which knows
+/// nothing of loads).
 extension DataUsageRecorder {
     /// Counts one load's event (`ImageLoader` calls it once per load). `cache` answers whether
     /// the item's original is cached.

@@ -12,9 +12,7 @@ import HTTPSemantics
 /// let pipeline = ImagePipeline(downloader: transport, disk: disk, diskWrites: .waitWhenFull)
 /// ```
 ///
-/// ## See Also
-///
-/// - <doc:CachingAndDataAccounting>
+/// In use: the `Fetch` guide “Caching and Data Accounting”.
 public struct DiskWritePolicy: Sendable, Hashable {
     /// What a full queue does with one more write.
     public enum WhenFull: Sendable, Hashable {

@@ -6,9 +6,7 @@ import HTTPSemantics
 
 /// An image's bytes and where they came from.
 ///
-/// ## See Also
-///
-/// - <doc:CachingAndDataAccounting>
+/// In use: the `Fetch` guide “Caching and Data Accounting”.
 public struct FetchedImage: Sendable, Hashable {
     /// Where the bytes came from (`ImageSource`).
     public typealias Source = ImageSource

@@ -160,6 +160,7 @@ public struct HTTPOptions: Sendable {
     }
 }
 
+/// How a format is named in an `Accept` request field.
 extension ImageFormat {
     /// The media type (`image/webp`), as `Accept` lists it.
     public var mediaType: String {

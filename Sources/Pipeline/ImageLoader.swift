@@ -23,9 +23,7 @@ import Support
 /// slot.load(item)
 /// ```
 ///
-/// ## See Also
-///
-/// - <doc:GettingStarted>
+/// In use: the `Fetch` guide “Getting Started”.
 public struct ImageLoader: Sendable {
     /// The policy.
     public var policy: ImagePolicy
@@ -117,9 +115,7 @@ public struct ImageLoader: Sendable {
 
 /// What a slot reports.
 ///
-/// ## See Also
-///
-/// - <doc:GettingStarted>
+/// In use: the `Fetch` guide “Getting Started”.
 public enum SlotEvent: Sendable {
     /// The placeholder is shown (the decision said so).
     case placeholder(Decision)

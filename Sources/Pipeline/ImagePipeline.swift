@@ -44,10 +44,7 @@ import HTTPSemantics
 /// let image = try await pipeline.image(for: url)     // image.source: .memory, .disk or .network
 /// ```
 ///
-/// ## See Also
-///
-/// - <doc:CachingAndDataAccounting>
-/// - <doc:GettingStarted>
+/// In use: the `Fetch` guides “Caching and Data Accounting”, “Getting Started”.
 public final class ImagePipeline: CacheInspecting {
     /// The downloader.
     public let downloader: any ImageDownloading

@@ -29,10 +29,7 @@ import HTTPSemantics
 /// slot.displayWidth = 600 // the cell is 300 points wide at scale 2: policies may load a thumbnail that covers it
 /// ```
 ///
-/// ## See Also
-///
-/// - <doc:GettingStarted>
-/// - <doc:EmbeddingInAList>
+/// In use: the `Fetch` guides “Getting Started”, “Embedding in a List”.
 public final class ImageSlot: Sendable {
     private let loader: ImageLoader
     private let current: CurrentLoad<SlotEvent>

@@ -63,9 +63,7 @@ import HTTPSemantics
 /// await transport.shutdown()
 /// ```
 ///
-/// ## See Also
-///
-/// - <doc:GettingStarted>
+/// In use: the `Fetch` guide “Getting Started”.
 public final class CurlTransport: ImageDownloading {
     /// The limits in force.
     public let configuration: TransportConfiguration

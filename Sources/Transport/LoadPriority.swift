@@ -11,9 +11,7 @@ import HTTPSemantics
 /// firstRow > prefetch   // true
 /// ```
 ///
-/// ## See Also
-///
-/// - <doc:EmbeddingInAList>
+/// In use: the `Fetch` guide “Embedding in a List”.
 public struct LoadPriority: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The class of a load.
     public enum Tier: Int, Sendable, Hashable, Comparable, CaseIterable {

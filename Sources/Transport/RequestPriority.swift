@@ -8,9 +8,7 @@ import HTTPSemantics
 ///
 /// Thread safety: read and set from any thread.
 ///
-/// ## See Also
-///
-/// - <doc:EmbeddingInAList>
+/// In use: the `Fetch` guide “Embedding in a List”.
 public final class RequestPriority: Sendable {
     private struct State {
         var value: LoadPriority
