@@ -29,7 +29,8 @@ bench="$(swift build -c release --package-path Benchmarks --show-bin-path)/fetch
 
 work=$(mktemp -d /tmp/imgpolicy-bench-XXXXXX)
 chmod 755 "$work"
-port=${IMGPOLICY_BENCH_PORT:-18080}
+source scripts/free-port.sh
+port=$(free_port)
 cleanup() {
     stop_nginx "$work"
     rm -rf "$work"

@@ -13,7 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bin=${IMGPOLICY_BIN:-.build/debug/imgpolicy}
-port=${IMGPOLICY_BENCH_PORT:-18082}
+source scripts/free-port.sh
+port=$(free_port)
 work=$(mktemp -d /tmp/imgpolicy-resume-XXXXXX)
 server_pid=""
 cleanup() {

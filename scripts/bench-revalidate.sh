@@ -13,7 +13,8 @@ source scripts/nginx.sh
 
 bin=${IMGPOLICY_BIN:-.build/debug/imgpolicy}
 count=${IMGPOLICY_BENCH_COUNT:-5000}
-port=${IMGPOLICY_BENCH_PORT:-18081}
+source scripts/free-port.sh
+port=$(free_port)
 work=$(mktemp -d /tmp/imgpolicy-reval-XXXXXX)
 chmod 755 "$work"
 cleanup() {
