@@ -80,7 +80,7 @@ build_target() {
                                   -lturbojpeg -lpng16 -lwebp -lgif) ;;
         esac
     done
-    swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 -g -use-ld=lld -I "$bin/Modules" \
+    swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 -g -use-ld=lld -I "$bin/Modules" -package-name "$(basename "$root" | tr "[:upper:]" "[:lower:]")" \
         "${extra[@]}" "$root/Fuzz/$name/"*.swift "$root/Fuzz/Shared/"*.swift "${objects[@]}" -o "$root/.build-fuzz/fuzz/$name"
 }
 

@@ -4,8 +4,7 @@
 // Beyond "never traps", it checks what the parser promises: a document it accepts is written
 // back by JSONWriter (pretty and compact) as text that parses to an equal value, and a syntax
 // error's message (printed to a terminal) holds no control character from the input.
-@testable import Policy
-import Support
+@testable import Support
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func jsonFuzzTarget(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
