@@ -14,7 +14,7 @@ import HTTPSemantics
 /// ```swift
 /// let cache = try DiskCache(folder: DiskCache.defaultFolder(environment: env), logger: logger)
 /// try cache.store(bytes, for: url)
-/// cache.containsImage(at: url)        // from memory: no system call on a hit
+/// cache.containsImage(at: url)        // from memory: no system call, hit or miss
 /// let bytes = cache.image(for: url)   // nil: a miss, or a damaged entry (removed)
 ///
 /// // With HTTP freshness, and after a 304:
@@ -40,8 +40,9 @@ import HTTPSemantics
 ///   writer holds locked); those still held count against the capacity meanwhile.
 /// - **Index.** The journal (`DiskCacheJournal`) holds what the folder has, the sizes and the
 ///   access order: opening reads one file, not one `stat` per entry; "is it cached?" is answered
-///   from memory, and on a miss the journal's new records are read (one `fstatat` when there are
-///   none), so entries written by other processes become visible.
+///   from memory only, hit or miss; entries written by other processes become visible when the
+///   journal's new records are read: by every store, and in the background after a miss, at most
+///   `inspectionRefreshInterval` (100 ms) after the last read.
 /// - **Capacity.** Past `capacity` bytes the least recently used entries (reads count as uses,
 ///   across restarts) are removed down to 90 %. A body larger than `largestEntry` is not stored.
 /// - **HTTP freshness.** An entry stored with an `HTTPFreshness` keeps it in two checked slots
@@ -53,7 +54,7 @@ import HTTPSemantics
 ///   counted against the capacity and evicted before entries (`DiskCache+Partials.swift`).
 ///
 /// Thread safety: every method may be called from any thread at once. Every method is synchronous
-/// and may touch the disk, except `containsImage(at:)` on a hit and `statistics`.
+/// and may touch the disk, except `containsImage(at:)` and `statistics`, which answer from memory.
 ///
 /// In use: the `Fetch` guide “Caching and Data Accounting”.
 public final class DiskCache: CacheInspecting {
@@ -147,6 +148,21 @@ public final class DiskCache: CacheInspecting {
     let counts = Locked(Counters())
     // Guards what this process knows of the partial bodies (`partial/`): sizes and ages.
     let partials = Locked(DiskCachePartials())
+    // Guards when the journal was last read for changes, and the background read of it that a
+    // miss of "is it cached?" starts (`refreshInBackgroundIfDue`).
+    private let refreshes = Locked(RefreshState())
+
+    private struct RefreshState {
+        /// When the last read of the journal began.
+        var lastRead = ContinuousClock.now
+        /// A background read is under way.
+        var running = false
+        /// Reads of the journal so far.
+        var reads = 0
+        var interval = DiskCache.inspectionRefreshInterval
+        /// Runs a background read (tests); nil: a detached thread.
+        var runner: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
+    }
 
     /// The capacity a cache has unless it is given one: 512 MiB.
     public static let defaultCapacity = 512 << 20
@@ -237,13 +253,105 @@ public final class DiskCache: CacheInspecting {
 
     // MARK: - Queries
 
-    /// Whether an entry for `url` is in the index: no system call on a hit; on a miss, the records
-    /// other processes appended to the journal are read first (one `fstatat` when there are none).
+    /// Whether an entry for `url` is in the index, answered from memory: no system call, hit or
+    /// miss, on the caller's thread (the policy asks once per row in view, from the cooperative
+    /// pool or the app's thread).
+    ///
+    /// The index follows the journal by other means: every store reads it first, the pipeline
+    /// reads it on a disk thread before it downloads what the index misses (`refreshIfDue()`), and
+    /// a read (`storedImage(for:)`) looks at the entry's file itself; and a miss here starts
+    /// a read of what other processes appended, on a thread of its own, when the last read began
+    /// more than `inspectionRefreshInterval` ago. So an entry another process stored is "cached"
+    /// for every ask after that read: within `inspectionRefreshInterval` plus one read of the
+    /// journal's new records while someone keeps asking (docs/disk-cache.md, "Index, access order,
+    /// capacity").
     public func containsImage(at url: ImageURL) -> Bool {
         let key = Hash128(of: url.absoluteString)
-        if index.withLock({ $0.contains(key) }) { return true }
-        refresh()
+        let (found, mapped) = index.withLock { ($0.contains(key), $0.isMapped) }
+        // A table still mapped is copied on that thread too (its pages could leave the page cache).
+        if !found || mapped { refreshInBackgroundIfDue() }
+        return found
+    }
+
+    /// Whether the index holds `url`, from memory, starting no background read of the journal
+    /// (for callers that read it themselves: `refreshIfDue()`).
+    package func indexHolds(_ url: ImageURL) -> Bool {
+        let key = Hash128(of: url.absoluteString)
         return index.withLock { $0.contains(key) }
+    }
+
+    /// The longest time "is it cached?" goes on answering a miss from an index that has not read
+    /// the journal, while it is being asked: 100 ms. An entry stored by another process becomes
+    /// visible to `containsImage(at:)` at most this long (plus one read of the journal's new
+    /// records, on a background thread) after it was stored.
+    public static let inspectionRefreshInterval: Duration = .milliseconds(100)
+
+    /// Whether the journal was last read more than the refresh interval ago (memory only): the
+    /// pipeline then reads it on a disk thread (`refreshIfDue()`) before it takes a miss for one.
+    package var refreshIsDue: Bool {
+        let now = ContinuousClock.now
+        return refreshes.withLock { now - $0.lastRead >= $0.interval }
+    }
+
+    /// Reads what other processes appended to the journal when the last read began more than the
+    /// refresh interval ago. It touches the disk: call it where blocking is allowed (the
+    /// pipeline's disk threads).
+    package func refreshIfDue() {
+        guard refreshIsDue else { return }
+        refresh()
+        materializeIndex()
+    }
+
+    /// Copies and checks the journal's table when the index still only maps it (see
+    /// `DiskCacheIndex`): outside the index's lock, so that lookups meanwhile answer from the
+    /// mapping; the records applied meanwhile are applied to the copy before it is swapped in.
+    /// Where blocking is allowed: the background read, the pipeline's disk threads.
+    func materializeIndex() {
+        guard let (snapshot, state) = index.withLock({ index in index.mappedState.map { (index, $0) } }) else { return }
+        var copy = snapshot
+        copy.materialize()
+        index.withLock { _ = $0.adopt(copy, of: state.table, keeping: state.kept) }
+    }
+
+    /// How "is it cached?" keeps the index current, for tests: `interval` replaces
+    /// `inspectionRefreshInterval`, and `runner` runs each background read of the journal instead of
+    /// a thread of its own (it may run it later, or never; nil: a thread of its own).
+    package func setBackgroundRefresh(interval: Duration, runner: (@Sendable (@escaping @Sendable () -> Void) -> Void)?) {
+        refreshes.withLock {
+            $0.interval = interval
+            $0.runner = runner
+        }
+    }
+
+    /// Whether the index is still the journal's table mapped and checked lazily, not yet copied
+    /// (for tests and benchmarks: see `DiskCacheIndex`).
+    package var indexIsMapped: Bool { index.withLock { $0.isMapped } }
+
+    /// Times the journal was read for changes (`refresh()`): for tests that prove a path touches no file.
+    package var journalReads: Int { refreshes.withLock { $0.reads } }
+
+    /// Starts a read of the journal on a thread of its own when one is due and none is running.
+    private func refreshInBackgroundIfDue() {
+        let now = ContinuousClock.now
+        let (due, runner) = refreshes.withLock { state -> (Bool, (@Sendable (@escaping @Sendable () -> Void) -> Void)?) in
+            guard !readOnly, !state.running, now - state.lastRead >= state.interval else { return (false, nil) }
+            state.running = true
+            return (true, state.runner)
+        }
+        guard due else { return }
+        let work: @Sendable () -> Void = { [self] in
+            refresh()
+            materializeIndex()
+            refreshes.withLock { $0.running = false }
+        }
+        if let runner { return runner(work) }
+        do {
+            try OwnedThread.detached(work)
+        } catch {
+            // No thread now: the next due miss tries again (stores and reads still read the journal).
+            refreshes.withLock { $0.running = false }
+            logger.debug("disk cache: cannot start a thread to read the journal", metadata: ["code": "\(error.code)"])
+        }
     }
 
     /// Entries and bytes in the index.
@@ -514,6 +622,11 @@ public final class DiskCache: CacheInspecting {
     /// Reads what other processes appended to the journal (or the whole of a replaced one).
     func refresh() {
         guard !readOnly else { return }
+        let now = ContinuousClock.now
+        refreshes.withLock {
+            $0.lastRead = now
+            $0.reads += 1
+        }
         switch journal.readNew() {
         case .appended(let records):
             guard records.count > 0 else { return }
@@ -566,7 +679,7 @@ public final class DiskCache: CacheInspecting {
     /// Rewrites the journal (the index's table, records of use as ranks) when more than 4,096
     /// records plus an eighth of the entries were appended after its table.
     private func compactIfNeeded() {
-        guard !inspectOnly else { return }
+        guard !inspectOnly, journal.recordCount > 4096 else { return }  // no count asked: a mapped table stays mapped
         let live = index.withLock { $0.count }
         guard journal.recordCount > 4096 + live / 8 else { return }
         do {

@@ -7,6 +7,18 @@
 /// stored table is checked as it is loaded (records, probe distances, no gaps in a probe run),
 /// and one that fails is rebuilt entry by entry, so that a journal written by someone else can
 /// cost time but never a wrong answer for what was checked.
+///
+/// **Opened lazily.** A journal's table is first only mapped (`init?(mapping:…)`, read-only, the
+/// page cache's own pages: no copy, no allocation of the 12 MiB a 100,000-entry table takes), and
+/// the records after it are kept aside: `contains(_:)` then probes the mapped records, checking
+/// each record it reads (its marker and check) and the run's length, and looks at the kept
+/// records for the key. Everything else (a change, a count, the order of use) first copies and
+/// checks the table whole, as before, and applies the kept records in order (`materialize()`); so
+/// does a lookup that meets a damaged record or a run longer than `longestProbe`. A one-shot
+/// process (a decision) thus reads only the few pages its lookups touch. What the lazy lookups do
+/// not check is the rest of the table: an entry that a damaged table hides behind a gap in its
+/// run is "not cached" until the table is materialized (a download too many, never a wrong byte:
+/// every entry file is checked whole when it is read).
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -48,11 +60,44 @@ struct DiskCacheIndex {
     /// Mixed into every probe position; stored with the table in the journal.
     let seed: UInt64
     /// Entries held.
-    private(set) var count = 0
+    var count: Int {
+        mutating get {
+            materialize()
+            return storedCount
+        }
+    }
     /// Bytes of all entries.
-    private(set) var totalBytes = 0
+    var totalBytes: Int {
+        mutating get {
+            materialize()
+            return storedTotalBytes
+        }
+    }
     /// The last use stamp given out; every operation takes the next.
-    private(set) var clock: UInt64 = 0
+    var clock: UInt64 {
+        mutating get {
+            materialize()
+            return storedClock
+        }
+    }
+    /// Whether the table is still only mapped (for tests).
+    var isMapped: Bool { lazy != nil }
+    /// The last use stamp given out; every operation takes the next.
+    private var storedClock: UInt64 = 0
+    private var storedCount = 0
+    private var storedTotalBytes = 0
+    /// A journal's table, mapped and not yet copied into `slots` (see the type's documentation),
+    /// with the records applied after it, kept in order.
+    private var lazy: LazyTable?
+
+    /// A mapped table and what was applied after it.
+    private struct LazyTable {
+        let table: DiskCacheMappedTable
+        /// Records applied since the table was mapped, in order: replayed by `materialize()`.
+        var records: [DiskCacheJournal.Record] = []
+        /// Per key in `records`, the last size stored, or -1 when it was last removed.
+        var latest: [Hash128: Int] = [:]
+    }
 
     init(capacity: Int = 0, seed: UInt64 = .random(in: .min ... .max)) {
         var size = 16
@@ -70,6 +115,30 @@ struct DiskCacheIndex {
     /// memory (one copy, one sequential pass), or nil when anything in it is wrong: a short read, a
     /// damaged record, a probe run longer than `longestProbe` or with a gap.
     init?(reading fd: Int32, at offset: Int, slotCount: Int, seed: UInt64) {
+        self.init(checking: slotCount, seed: seed) { raw in
+            var done = 0
+            while done < raw.count {
+                let read = pread(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
+                if read < 0 && errno == EINTR { continue }
+                guard read > 0 else { break }
+                done += read
+            }
+            return done == raw.count
+        }
+    }
+
+    /// The table in `records` (as `encodedTable()` wrote it), copied and checked as
+    /// `init?(reading:at:slotCount:seed:)` does.
+    init?(copying records: UnsafeRawBufferPointer, slotCount: Int, seed: UInt64) {
+        self.init(checking: slotCount, seed: seed) { raw in
+            guard records.count == raw.count else { return false }
+            raw.copyMemory(from: records)
+            return true
+        }
+    }
+
+    /// The table `fill` writes into the slots' memory (false: it could not), checked in one pass.
+    private init?(checking slotCount: Int, seed: UInt64, fill: (UnsafeMutableRawBufferPointer) -> Bool) {
         guard slotCount >= 16, slotCount.nonzeroBitCount == 1, MemoryLayout<Slot>.stride == DiskCacheJournal.recordSize else { return nil }
         self.seed = seed
         mask = slotCount - 1
@@ -80,14 +149,7 @@ struct DiskCacheIndex {
         var zeroKeys = 0
         slots = [Slot](unsafeUninitializedCapacity: slotCount) { buffer, initialized in
             let raw = UnsafeMutableRawBufferPointer(buffer)
-            var done = 0
-            while done < raw.count {
-                let read = pread(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
-                if read < 0 && errno == EINTR { continue }
-                guard read > 0 else { break }
-                done += read
-            }
-            if done < raw.count {
+            if !fill(raw) {
                 valid = false
                 raw.baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: raw.count)
             }
@@ -110,9 +172,9 @@ struct DiskCacheIndex {
         }
         self.keys = keys
         self.zeroKeys = zeroKeys
-        self.count = count
-        self.totalBytes = totalBytes
-        self.clock = clock
+        storedCount = count
+        storedTotalBytes = totalBytes
+        storedClock = clock
         guard valid, count * 4 <= slotCount * 3 else { return nil }
         // Every member must be reachable from its home: a short run with no gap.
         for position in 0..<slotCount where slots[position].lastUse != 0 {
@@ -122,6 +184,59 @@ struct DiskCacheIndex {
         }
     }
 
+    /// The valid entries of the table in `records` (one that failed its checks), inserted one by
+    /// one in their order of use.
+    static func rebuilt(fromValidRecordsIn records: UnsafeRawBufferPointer, slotCount: Int) -> DiskCacheIndex {
+        var entries: [(key: Hash128, size: Int, rank: UInt64)] = []
+        for position in 0..<min(slotCount, records.count / DiskCacheJournal.recordSize) {
+            if let entry = DiskCacheJournal.tableEntry(records, at: position) { entries.append(entry) }
+        }
+        return DiskCacheIndex(compacting: entries.sorted { $0.rank < $1.rank }.map { ($0.key, $0.size) })
+    }
+
+    /// The table of a journal, mapped and not checked yet (see the type's documentation): nil
+    /// when it cannot be mapped or its size is not a table's.
+    init?(mapping table: DiskCacheMappedTable, seed: UInt64) {
+        guard table.slotCount >= 16, table.slotCount.nonzeroBitCount == 1 else { return nil }
+        self.seed = seed
+        mask = table.slotCount - 1
+        slots = []
+        keys = []
+        lazy = LazyTable(table: table)
+    }
+
+    /// Copies and checks the mapped table, then applies the records kept after it: the index as
+    /// an eager load would have made it. Nothing when it is not mapped.
+    mutating func materialize() {
+        guard let lazy else { return }
+        let table = lazy.table
+        var loaded = DiskCacheIndex(copying: table.records, slotCount: table.slotCount, seed: seed)
+            ?? Self.rebuilt(fromValidRecordsIn: table.records, slotCount: table.slotCount)
+        for record in lazy.records { loaded.apply(record) }
+        self = loaded
+    }
+
+    /// The mapped table, while the index is only mapped, and how many records were kept after it:
+    /// what `adopt(_:of:keeping:)` needs to swap in a copy made outside the lock.
+    var mappedState: (table: DiskCacheMappedTable, kept: Int)? {
+        lazy.map { ($0.table, $0.records.count) }
+    }
+
+    /// Takes `copy` (this index as it was with `table` mapped and `kept` records kept, then
+    /// materialized elsewhere, outside the lock) when the index is still that table: the records
+    /// kept since are applied to it. Returns whether it was taken.
+    mutating func adopt(_ copy: DiskCacheIndex, of table: DiskCacheMappedTable, keeping kept: Int) -> Bool {
+        guard let lazy, lazy.table === table, lazy.records.count >= kept else { return false }
+        var copy = copy
+        for record in lazy.records.dropFirst(kept) { copy.apply(record) }
+        self = copy
+        return true
+    }
+
+    /// Records kept after a mapped table before it is materialized anyway (a process that only
+    /// looks, while others write).
+    static let largestKeptRecords = 1 << 16
+
     /// A new table of `entries` (least recently used first), sized for them, with a new seed.
     init(compacting entries: [(key: Hash128, size: Int)]) {
         self.init(capacity: entries.count)
@@ -130,7 +245,8 @@ struct DiskCacheIndex {
 
     /// The table as journal records (`DiskCacheJournal.tableRecord`), empty slots as zeros;
     /// the order of use is kept as ranks.
-    func encodedTable() -> [UInt8] {
+    mutating func encodedTable() -> [UInt8] {
+        materialize()
         let byUse = slots.indices.filter { slots[$0].lastUse != 0 }.sorted { slots[$0].lastUse < slots[$1].lastUse }
         var bytes = [UInt8](repeating: 0, count: slots.count * DiskCacheJournal.recordSize)
         bytes.withUnsafeMutableBytes { raw in
@@ -144,26 +260,70 @@ struct DiskCacheIndex {
     }
 
     /// Slots in the table.
-    var slotCount: Int { slots.count }
+    var slotCount: Int { lazy?.table.slotCount ?? slots.count }
 
     // MARK: - Queries
 
-    func contains(_ key: Hash128) -> Bool { find(key).found }
+    /// Whether `key` is held. On a mapped table: a probe of the mapped records (each checked) and
+    /// a look at the records kept after it; a damaged record materializes the table first.
+    mutating func contains(_ key: Hash128) -> Bool {
+        if let lazy {
+            if let size = lazy.latest[key] { return size >= 0 }
+            switch probeMapped(lazy.table.records, for: key) {
+            case .found: return true
+            case .absent: return false
+            case .damaged: materialize()
+            }
+        }
+        return find(key).found
+    }
 
     subscript(key: Hash128) -> Entry? {
-        let (position, found) = find(key)
-        return found ? Entry(size: slots[position].size, lastUse: slots[position].lastUse) : nil
+        mutating get {
+            materialize()
+            let (position, found) = find(key)
+            return found ? Entry(size: slots[position].size, lastUse: slots[position].lastUse) : nil
+        }
     }
 
     /// Every entry, least recently used first.
     var byUse: [(key: Hash128, size: Int)] {
-        slots.filter { $0.lastUse != 0 }.sorted { $0.lastUse < $1.lastUse }.map { (Hash128(high: $0.high, low: $0.low), $0.size) }
+        mutating get {
+            materialize()
+            return slots.filter { $0.lastUse != 0 }.sorted { $0.lastUse < $1.lastUse }.map { (Hash128(high: $0.high, low: $0.low), $0.size) }
+        }
+    }
+
+    private enum MappedProbe { case found, absent, damaged }
+
+    /// Looks for `key` in a mapped table's `records`, checking each record it reads: a record that
+    /// is neither empty nor valid, or a member farther than `longestProbe` from its home, is damage.
+    /// In a valid table a key is at most `longestProbe` slots from its home.
+    private func probeMapped(_ records: UnsafeRawBufferPointer, for key: Hash128) -> MappedProbe {
+        var position = home(key.high, key.low)
+        for _ in 0...Self.longestProbe {
+            if DiskCacheJournal.isEmptyRecord(records, at: position) { return .absent }
+            guard let entry = DiskCacheJournal.tableEntry(records, at: position),
+                  (position - home(entry.key.high, entry.key.low)) & mask <= Self.longestProbe else { return .damaged }
+            if entry.key == key { return .found }
+            position = (position + 1) & mask
+        }
+        return .absent
     }
 
     // MARK: - Changes
 
-    /// Applies one journal record.
+    /// Applies one journal record (on a mapped table: kept, and replayed when it is materialized).
     mutating func apply(_ record: DiskCacheJournal.Record) {
+        if lazy != nil && lazy!.records.count < Self.largestKeptRecords {
+            lazy!.records.append(record)
+            switch record.operation {
+            case .stored: lazy!.latest[record.key] = record.size
+            case .removed: lazy!.latest[record.key] = -1
+            case .used: break
+            }
+            return
+        }
         switch record.operation {
         case .stored: store(record.key, size: record.size)
         case .used: use(record.key)
@@ -173,41 +333,44 @@ struct DiskCacheIndex {
 
     /// Sets the entry's size and marks it used.
     mutating func store(_ key: Hash128, size: Int) {
-        clock += 1
-        if (count + 1) * 4 > slots.count * 3 { grow() }
+        materialize()
+        storedClock += 1
+        if (storedCount + 1) * 4 > slots.count * 3 { grow() }
         let (position, found) = find(key)
         if found {
-            totalBytes -= slots[position].size
+            storedTotalBytes -= slots[position].size
         } else {
-            count += 1
+            storedCount += 1
             slots[position].high = key.high
             slots[position].low = key.low
             keys[position] = Key(high: key.high, low: key.low)
             if keys[position].isZero { zeroKeys += 1 }
         }
         slots[position].size = size
-        slots[position].lastUse = clock
-        totalBytes += size
+        slots[position].lastUse = storedClock
+        storedTotalBytes += size
     }
 
     /// Marks the entry used; returns whether it is held.
     @discardableResult
     mutating func use(_ key: Hash128) -> Bool {
-        clock += 1
+        materialize()
+        storedClock += 1
         let (position, found) = find(key)
-        if found { slots[position].lastUse = clock }
+        if found { slots[position].lastUse = storedClock }
         return found
     }
 
     /// Removes the entry; returns its size when it was held.
     @discardableResult
     mutating func remove(_ key: Hash128) -> Int? {
-        clock += 1
+        materialize()
+        storedClock += 1
         var (hole, found) = find(key)
         guard found else { return nil }
         let size = slots[hole].size
-        totalBytes -= size
-        count -= 1
+        storedTotalBytes -= size
+        storedCount -= 1
         if keys[hole].isZero { zeroKeys -= 1 }
         slots[hole] = Slot()
         keys[hole] = Key()

@@ -281,18 +281,15 @@ final class DiskCacheJournal: Sendable {
         let index: DiskCacheIndex
         if slotCount == 0 {
             index = DiskCacheIndex()
+        } else if let table = DiskCacheMappedTable(fd: fd, slotCount: slotCount), let mapped = DiskCacheIndex(mapping: table, seed: seed) {
+            // Checked lazily: each lookup checks what it reads; a change copies and checks it whole.
+            index = mapped
         } else if let stored = DiskCacheIndex(reading: fd, at: Self.recordSize, slotCount: slotCount, seed: seed) {
             index = stored
         } else {
             // The table failed its checks: its valid entries, inserted one by one.
             guard let table = read(fd, from: Self.recordSize, length: tableEnd - Self.recordSize) else { return nil }
-            var entries: [(key: Hash128, size: Int, rank: UInt64)] = []
-            table.withUnsafeBytes { raw in
-                for position in 0..<slotCount {
-                    if let entry = Self.tableEntry(raw, at: position) { entries.append(entry) }
-                }
-            }
-            index = DiskCacheIndex(compacting: entries.sorted { $0.rank < $1.rank }.map { ($0.key, $0.size) })
+            index = table.withUnsafeBytes { DiskCacheIndex.rebuilt(fromValidRecordsIn: $0, slotCount: slotCount) }
         }
         let tail = Records(bytes: size > tableEnd ? read(fd, from: tableEnd, length: size - tableEnd) ?? [] : [])
         state.readOffset = tableEnd + tail.bytes.count
@@ -407,7 +404,7 @@ final class DiskCacheJournal: Sendable {
             } else {
                 change = .replaced(nil)
             }
-            let content = index(change)
+            var content = index(change)
             let temporaryFD: Int32
             switch folder.openSubfolder(DiskCacheFolder.temporaryFolderName, create: true) {
             case .success(let fd): temporaryFD = fd

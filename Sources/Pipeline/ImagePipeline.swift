@@ -134,7 +134,7 @@ public final class ImagePipeline: CacheInspecting {
     func image(for url: ImageURL, networkAllowed: Bool, mayRevalidate: Bool, priority: RequestPriority?,
                network: NetworkState?, variant: Variant?) async throws(FetchError) -> FetchedImage {
         if let bytes = memory.image(for: url) { return FetchedImage(url: url, bytes: bytes, source: .memory) }
-        if disk?.containsImage(at: url) == true || !networkAllowed, let stored = await storedImage(for: url) {
+        if await diskHolds(url) || !networkAllowed, let stored = await storedImage(for: url) {
             let revalidates = mayRevalidate && http.revalidates(on: network)
             switch stored.freshness.state(at: http.clock(), rules: http.freshnessRules) {
             case .fresh, .neverStore:
@@ -571,6 +571,20 @@ public final class ImagePipeline: CacheInspecting {
                 usage.recordRetries(max(1, error.attempts) - 1, on: link)
                 usage.recordFailedBytes(error.receivedBytes, on: link)
             }
+        }
+    }
+
+    /// Whether the disk cache's index holds `url`. Before a miss sends the load to the network,
+    /// the journal is read on a disk thread when the last read is older than
+    /// `DiskCache.inspectionRefreshInterval`, so that what another process stored meanwhile is
+    /// read rather than downloaded again (`containsImage(at:)` itself never touches the disk).
+    private func diskHolds(_ url: ImageURL) async -> Bool {
+        guard let disk else { return false }
+        if disk.indexHolds(url) { return true }
+        guard disk.refreshIsDue else { return false }
+        return await readers.run {
+            disk.refreshIfDue()
+            return disk.indexHolds(url)
         }
     }
 
