@@ -679,8 +679,11 @@ public final class DiskCache: CacheInspecting {
     /// Rewrites the journal (the index's table, records of use as ranks) when more than 4,096
     /// records plus an eighth of the entries were appended after its table.
     private func compactIfNeeded() {
-        guard !inspectOnly, journal.recordCount > 4096 else { return }  // no count asked: a mapped table stays mapped
-        let live = index.withLock { $0.count }
+        guard !inspectOnly, journal.recordCount > 4096 else { return }
+        // A table still mapped is not copied to be counted: a compacted table holds at most half
+        // its slots, so this compacts no sooner than the exact count would; the next change (which
+        // copies it) counts exactly.
+        let live = index.withLock { $0.isMapped ? $0.slotCount / 2 : $0.count }
         guard journal.recordCount > 4096 + live / 8 else { return }
         do {
             try journal.rewrite { change in
