@@ -10,6 +10,8 @@
 //     fetch-benchmark index CACHE-DIR ROUNDS  "is it cached?" against fileExists on 100,000 entries
 //                                           alone (fills CACHE-DIR the first time), ROUNDS rounds, medians
 //     fetch-benchmark hits BASE-URL COUNT CACHE-DIR ROUNDS  DiskCache.storedImage alone on one thread
+//     fetch-benchmark memory ROUNDS           memory-cache hits alone (image(for:), and through the
+//                                           pipeline's cachedImage(for:)), no server, medians
 import AsyncHTTPClient
 import Fetch
 import Foundation
@@ -509,6 +511,42 @@ func indexOnly(folder: String, rounds: Int) throws {
     print("index: median of \(rounds): index \(format(median(lookups), 0)) ns, fileExists \(format(median(checks), 0)) ns, ratio \(format(median(checks) / median(lookups), 1)) (load average \(loadAverage()))")
 }
 
+/// Memory-cache hits alone, no server: 5,000 images of 10 KiB in a `MemoryCache`, 200 passes of
+/// `image(for:)` per round (as `run` measures them), then 20 passes of the pipeline's
+/// `cachedImage(for:)` answered by that memory cache (what a slot's load costs at least, hops to
+/// and from the caller's actor included): `rounds` rounds, each round's figures, then medians.
+func memoryHitsOnly(rounds: Int) async {
+    let count = 5_000
+    let urls = (0..<count).map { ImageURL("http://127.0.0.1:18080/\($0).png")! }
+    let memory = MemoryCache(capacity: 256 << 20)
+    for (n, url) in urls.enumerated() { memory.store([UInt8](repeating: UInt8(n & 0xFF), count: 10_240), for: url) }
+    let transport = CurlTransport()
+    let pipeline = ImagePipeline(downloader: transport, memory: memory, disk: nil)
+    var hits: [Double] = [], throughPipeline: [Double] = []
+    for round in 1...rounds {
+        var found = 0
+        let start = ContinuousClock.now
+        for _ in 0..<200 { for url in urls where memory.image(for: url) != nil { found += 1 } }
+        let hit = seconds(ContinuousClock.now - start) / Double(found) * 1e9
+        if found != 200 * count { fail("memory cache missed") }
+        var delivered = 0
+        let pipelineStart = ContinuousClock.now
+        for _ in 0..<20 {
+            for url in urls {
+                if let image = await pipeline.cachedImage(for: url), image.source == .memory { delivered += 1 }
+            }
+        }
+        let piped = seconds(ContinuousClock.now - pipelineStart) / Double(delivered) * 1e9
+        if delivered != 20 * count { fail("pipeline missed") }
+        hits.append(hit)
+        throughPipeline.append(piped)
+        print("round \(round): image(for:) \(format(hit, 0)) ns, pipeline cachedImage(for:) \(format(piped, 0)) ns")
+    }
+    await transport.shutdown()
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    print("memory: median of \(rounds): image(for:) hit \(format(median(hits), 0)) ns (\(format(hits.min()!, 0))-\(format(hits.max()!, 0))), pipeline cachedImage(for:) hit \(format(median(throughPipeline), 0)) ns (\(format(throughPipeline.min()!, 0))-\(format(throughPipeline.max()!, 0))) (load average \(loadAverage()))")
+}
+
 /// Fetches COUNT images with the transport alone and prints the time: for profiling.
 func transportOnly(base: String, count: Int) async {
     var configuration = TransportConfiguration()
@@ -552,6 +590,10 @@ case "hits" where arguments.count == 6:
     // Disk hits alone on one thread, no pipeline: fetch-benchmark hits BASE-URL COUNT CACHE-DIR ROUNDS
     guard let count = Int(arguments[3]), let rounds = Int(arguments[5]), count > 0, rounds > 0 else { fail("COUNT and ROUNDS must be positive numbers") }
     do { try diskHitsOnly(base: arguments[2], count: count, folder: arguments[4], rounds: rounds) } catch { fail("\(error)") }
+case "memory" where arguments.count == 3:
+    // Memory-cache hits alone, no server: fetch-benchmark memory ROUNDS
+    guard let rounds = Int(arguments[2]), rounds > 0 else { fail("ROUNDS must be a positive number") }
+    await memoryHitsOnly(rounds: rounds)
 case "index" where arguments.count == 4:
     // "Is it cached?" alone, for profiling and A/B runs: fetch-benchmark index CACHE-DIR ROUNDS
     guard let rounds = Int(arguments[3]), rounds > 0 else { fail("ROUNDS must be a positive number") }
@@ -560,5 +602,5 @@ case "run" where arguments.count == 5:
     guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
     do { try await run(base: arguments[2], count: count, work: arguments[4]) } catch { fail("\(error)") }
 default:
-    fail("usage: fetch-benchmark generate DIR COUNT | run BASE-URL COUNT WORK-DIR | compare BASE-URL COUNT ROUNDS | transport BASE-URL COUNT | warm BASE-URL COUNT CACHE-DIR | index CACHE-DIR ROUNDS | hits BASE-URL COUNT CACHE-DIR ROUNDS")
+    fail("usage: fetch-benchmark generate DIR COUNT | run BASE-URL COUNT WORK-DIR | compare BASE-URL COUNT ROUNDS | transport BASE-URL COUNT | warm BASE-URL COUNT CACHE-DIR | index CACHE-DIR ROUNDS | hits BASE-URL COUNT CACHE-DIR ROUNDS | memory ROUNDS")
 }
