@@ -11,9 +11,11 @@ import HTTPSemantics
 /// "used", "removed"), shared by every process using the folder.
 ///
 /// - Opening a cache reads it once (no `stat` per entry), which gives what the folder holds, the
-///   sizes and the access order: least recently used survives restarts.
+///   sizes and the access order: least recently used survives restarts. The table is mapped, not
+///   copied (`DiskCacheMappedTable`), and checked lazily by `DiskCacheIndex`.
 /// - A process finds what others appended by reading the new records (one `fstatat` when nothing
-///   changed), so entries written elsewhere become visible to "is it cached?".
+///   changed): at every store, and off the asking thread for "is it cached?" (`DiskCache`), so
+///   entries written elsewhere become visible to it.
 /// - "Used" records (disk hits) are kept in memory and appended in batches (`appendUse(_:)`):
 ///   with the next other append, every `usesPerAppend`, at a rewrite (as ranks) and on release.
 ///   A process killed meanwhile loses only those hints, never an entry or a removal.

@@ -107,7 +107,8 @@ public final class ImagePipeline: CacheInspecting {
         linkEstimator?.estimate(for: network)
     }
 
-    /// Whether `url` is in the memory cache or the disk cache's index.
+    /// Whether `url` is in the memory cache or the disk cache's index: from memory, with no system
+    /// call (see `DiskCache.containsImage(at:)` for when other processes' entries become visible).
     public func containsImage(at url: ImageURL) -> Bool {
         memory.containsImage(at: url) || (disk?.containsImage(at: url) ?? false)
     }
