@@ -295,8 +295,10 @@ public final class CurlTransport: ImageDownloading {
             let body = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     transfer.setContinuation(continuation)
-                    if transfer.isCancelled || !scheduler.enqueue(transfer) {
+                    if transfer.isCancelled {
                         transfer.finish(.failure(FetchError(url: url, code: .cancelled)))
+                    } else if !scheduler.enqueue(transfer) {
+                        transfer.finish(.failure(FetchError(url: url, code: .alreadyShutdown)))
                     }
                 }
             } onCancel: {

@@ -15,8 +15,12 @@ import HTTPSemantics
 public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong.
     public enum Code: Sendable, Equatable {
-        /// The load was cancelled (by the caller, a slot that moved on, or `purge`).
+        /// The load was cancelled (by the caller, a slot that moved on, or `purge`), or was running
+        /// when the transport shut down.
         case cancelled
+        /// The load was asked of a transport (or a pipeline over it) that had already shut down:
+        /// the caller's mistake, not a cancellation (async-http-client's `alreadyShutdown`).
+        case alreadyShutdown
         /// The server answered with a status that is not 2xx.
         case httpStatus(Int)
         /// libcurl failed: the curl code and its message (connection refused, timeout, reset…).
@@ -99,6 +103,7 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     private var failure: String {
         switch code {
         case .cancelled: return "cancelled"
+        case .alreadyShutdown: return "the transport was already shut down; no request was made"
         case .httpStatus(let status): return "HTTP \(status)" + (Self.statusText[status].map { " (\($0))" } ?? "")
         case .transport(let curlCode, let message): return "\(message) (curl \(curlCode))"
         case .tooLarge(let limit): return "the body is larger than the limit of \(limit) bytes; download stopped"
