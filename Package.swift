@@ -74,6 +74,7 @@ let package = Package(
         .target(name: "Decoding", dependencies: ["CImageCodecs", "Fetch", "Policy", "Support", .product(name: "Logging", package: "swift-log")]),
         // The settings store over Foundation's UserDefaults, kept apart so that `Policy` does not
         // link the whole of Foundation.
+        .target(name: "Simulation", dependencies: ["Fetch", "Policy", "Support"]),
         .target(name: "PolicyUserDefaults", dependencies: ["Policy", "Support"]),
         // Test doubles over `Policy` (the settings double, InMemorySettingsStore, is in `Policy` itself).
         .target(name: "PolicyTesting", dependencies: ["Policy", "Support"]),
@@ -87,7 +88,7 @@ let package = Package(
                 "Fetch",
                 "Decoding",
                 "Support",
-                "PolicyTesting",
+                "Simulation",
                 .target(name: "LinuxNetwork", condition: .when(platforms: [.linux])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -100,7 +101,7 @@ let package = Package(
         // Helpers shared by the test targets: temporary folders, the package's paths, processes.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "PolicyUserDefaults", "Support", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["Policy", "Fetch", "Decoding", "Support", "TestSupport", "cli"]),
+        .testTarget(name: "CLITests", dependencies: ["Policy", "Fetch", "Decoding", "Support", "TestSupport", "Simulation", "cli"]),
         .testTarget(
             name: "FetchTests",
             dependencies: [
