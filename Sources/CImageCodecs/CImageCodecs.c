@@ -80,8 +80,7 @@ static void load_codec_library(codec_library *library) {
     X(WebPGetFeaturesInternal) X(WebPInitDecoderConfigInternal)
 // libwebpdemux: the first frame of an animated WebP, loaded only when one is decoded.
 #define WEBP_DEMUX_FUNCTIONS(X)                                                                        \
-    X(WebPAnimDecoderOptionsInitInternal) X(WebPAnimDecoderNewInternal) X(WebPAnimDecoderGetInfo)      \
-    X(WebPAnimDecoderGetNext) X(WebPAnimDecoderDelete)
+    X(WebPDemuxInternal) X(WebPDemuxGetI) X(WebPDemuxGetFrame) X(WebPDemuxReleaseIterator) X(WebPDemuxDelete)
 #define GIF_FUNCTIONS(X)                                                                               \
     X(DGifCloseFile) X(DGifGetExtension) X(DGifGetExtensionNext) X(DGifGetImageDesc) X(DGifGetLine)     \
     X(DGifGetRecordType) X(DGifOpen) X(EGifCloseFile) X(EGifGCBToExtension) X(EGifOpen)                 \
@@ -144,11 +143,11 @@ CODEC_LIBRARY(zlib_table, "libz.so.1", ZLIB_FUNCTIONS)
     (CODEC_CALL(webp_table, WebPGetFeaturesInternal)((data), (size), (features), WEBP_DECODER_ABI_VERSION))
 #define WebPInitDecoderConfig(config)                                                                  \
     (CODEC_CALL(webp_table, WebPInitDecoderConfigInternal)((config), WEBP_DECODER_ABI_VERSION))
-#define WebPAnimDecoderOptionsInitInternal CODEC_CALL(webp_demux_table, WebPAnimDecoderOptionsInitInternal)
-#define WebPAnimDecoderNewInternal CODEC_CALL(webp_demux_table, WebPAnimDecoderNewInternal)
-#define WebPAnimDecoderGetInfo CODEC_CALL(webp_demux_table, WebPAnimDecoderGetInfo)
-#define WebPAnimDecoderGetNext CODEC_CALL(webp_demux_table, WebPAnimDecoderGetNext)
-#define WebPAnimDecoderDelete CODEC_CALL(webp_demux_table, WebPAnimDecoderDelete)
+#define WebPDemuxInternal CODEC_CALL(webp_demux_table, WebPDemuxInternal)
+#define WebPDemuxGetI CODEC_CALL(webp_demux_table, WebPDemuxGetI)
+#define WebPDemuxGetFrame CODEC_CALL(webp_demux_table, WebPDemuxGetFrame)
+#define WebPDemuxReleaseIterator CODEC_CALL(webp_demux_table, WebPDemuxReleaseIterator)
+#define WebPDemuxDelete CODEC_CALL(webp_demux_table, WebPDemuxDelete)
 #define DGifCloseFile CODEC_CALL(gif_table, DGifCloseFile)
 #define DGifGetExtension CODEC_CALL(gif_table, DGifGetExtension)
 #define DGifGetExtensionNext CODEC_CALL(gif_table, DGifGetExtensionNext)
@@ -183,6 +182,24 @@ static int fits(int width, int height, size_t stride, size_t capacity, char *mes
     if (width > 0 && height > 0 && stride <= INT_MAX && stride / 4 >= (size_t)width && (size_t)height <= capacity / stride)
         return 1;
     copy_message(message, "buffer too small");
+    return 0;
+}
+
+// Whether a library's message says that memory ran out rather than that the bytes are bad: libjpeg's
+// "Insufficient memory (case N)", TurboJPEG's "Memory allocation failure", libpng's "Out of memory"
+// (and "png_image_read: out of memory"), zlib's "insufficient memory" through libpng. A decode
+// that fails so is IMGC_NO_MEMORY (the bytes may be fine), never IMGC_CORRUPT.
+static int message_means_no_memory(const char *text) {
+    static const char *const phrases[] = {"insufficient memory", "out of memory", "memory allocation failure"};
+    if (text == NULL) return 0;
+    for (size_t p = 0; p < sizeof phrases / sizeof phrases[0]; p++) {
+        size_t n = strlen(phrases[p]);
+        for (const char *at = text; *at != 0; at++) {
+            size_t i = 0;
+            while (i < n && at[i] != 0 && (at[i] | 0x20) == phrases[p][i]) i++;
+            if (i == n) return 1;
+        }
+    }
     return 0;
 }
 
@@ -505,9 +522,13 @@ imgc_status imgc_jpeg_info(const uint8_t *data, size_t size, int *width, int *he
     if (handle == NULL) { copy_message(message, tjGetErrorStr2(NULL)); return IMGC_NO_MEMORY; }
     int subsampling = 0, colorspace = 0;
     int result = tjDecompressHeader3(handle, data, (unsigned long)size, width, height, &subsampling, &colorspace);
-    if (result != 0) copy_message(message, tjGetErrorStr2(handle));
+    imgc_status status = IMGC_OK;
+    if (result != 0) {
+        copy_message(message, tjGetErrorStr2(handle));
+        status = message_means_no_memory(message) ? IMGC_NO_MEMORY : IMGC_CORRUPT;
+    }
     tjDestroy(handle);
-    return result == 0 ? IMGC_OK : IMGC_CORRUPT;
+    return status;
 }
 
 // What the segments before the first scan say: an Adobe APP14 segment (CMYK then stored
@@ -592,7 +613,10 @@ imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int he
     }
     if (result != 0) copy_message(message, tjGetErrorStr2(handle));
     tjDestroy(handle);
-    if (result != 0) { color_release(&plan.conversion); return IMGC_CORRUPT; }
+    if (result != 0) {
+        color_release(&plan.conversion);
+        return message_means_no_memory(message) ? IMGC_NO_MEMORY : IMGC_CORRUPT;
+    }
     // CMYK: through its profile when it has one, else the naive formula.
     if (cmyk && !plan.converting) cmyk_to_rgba(pixels, width, height, stride, adobe);
     return color_plan_finish(&plan, pixels, width, height, stride, profile, message);
@@ -631,8 +655,9 @@ static imgc_status png_begin(png_image *image, const uint8_t *data, size_t size,
     image->version = PNG_IMAGE_VERSION;
     if (!png_image_begin_read_from_memory(image, data, size)) {
         copy_message(message, image->message);
+        imgc_status status = message_means_no_memory(image->message) ? IMGC_NO_MEMORY : IMGC_CORRUPT;
         png_image_free(image);
-        return IMGC_CORRUPT;
+        return status;
     }
     if (image->width > INT_MAX || image->height > INT_MAX) {
         copy_message(message, "dimensions out of range");
@@ -688,42 +713,52 @@ imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int hei
     // simplified API would otherwise take them as linear and brighten them).
     image.flags |= PNG_IMAGE_FLAG_16BIT_sRGB;
     int read = png_image_finish_read(&image, NULL, pixels, (png_int_32)stride, NULL);
+    int no_memory = !read && message_means_no_memory(image.message);
     if (!read) copy_message(message, image.message);
     png_image_free(&image);
     free(stripped);
-    if (!read) { color_release(&plan.conversion); return IMGC_CORRUPT; }
+    if (!read) { color_release(&plan.conversion); return no_memory ? IMGC_NO_MEMORY : IMGC_CORRUPT; }
     return color_plan_finish(&plan, pixels, width, height, stride, profile, message);
 }
 
-imgc_status imgc_png_encode(const uint8_t *pixels, int width, int height, size_t stride,
-                            uint8_t **output, size_t *count, char *message) {
-    if (!png_table_ready(message)) return IMGC_UNSUPPORTED;
-    if (width <= 0 || height <= 0 || stride > INT_MAX) return IMGC_BAD_ARGUMENT;
-    png_image image;
-    memset(&image, 0, sizeof image);
-    image.version = PNG_IMAGE_VERSION;
-    image.width = (png_uint_32)width;
-    image.height = (png_uint_32)height;
-    image.format = PNG_FORMAT_RGBA;
-    image.flags = PNG_IMAGE_FLAG_FAST;
-    // One pass into a buffer of libpng's upper bound, rather than a counting pass and a writing
-    // pass (two whole compressions: most of a command's time for a thumbnail). The bound is
-    // computed in double first: a huge image gives IMGC_NO_MEMORY, never a wrapped size.
+// The simplified API's description of an RGBA8 image to write.
+static void png_image_for_writing(png_image *image, int width, int height) {
+    memset(image, 0, sizeof *image);
+    image->version = PNG_IMAGE_VERSION;
+    image->width = (png_uint_32)width;
+    image->height = (png_uint_32)height;
+    image->format = PNG_FORMAT_RGBA;
+    image->flags = PNG_IMAGE_FLAG_FAST;
+}
+
+size_t imgc_png_encode_capacity(int width, int height) {
+    if (width <= 0 || height <= 0) return 0;
+    // libpng's bound is computed in double first: a huge image gives 0, never a wrapped size.
     double bound = ((double)width * 4 + 1) * (double)height * 1.01 + 65536.0;
-    if (bound > (double)SIZE_MAX / 2) return IMGC_NO_MEMORY;
-    png_alloc_size_t needed = PNG_IMAGE_PNG_SIZE_MAX(image);
-    uint8_t *buffer = malloc(needed ? needed : 1);
-    if (buffer == NULL) { png_image_free(&image); return IMGC_NO_MEMORY; }
-    if (!png_image_write_to_memory(&image, buffer, &needed, 0, pixels, (png_int_32)stride, NULL)) {
+    if (bound > (double)SIZE_MAX / 2) return 0;
+    png_image image;
+    png_image_for_writing(&image, width, height);
+    return PNG_IMAGE_PNG_SIZE_MAX(image);
+}
+
+imgc_status imgc_png_encode(const uint8_t *pixels, int width, int height, size_t stride,
+                            uint8_t *output, size_t capacity, size_t *count, char *message) {
+    if (!png_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (width <= 0 || height <= 0 || stride > INT_MAX || output == NULL || capacity < imgc_png_encode_capacity(width, height))
+        return IMGC_BAD_ARGUMENT;
+    // One pass into a buffer of libpng's upper bound, rather than a counting pass and a writing
+    // pass (two whole compressions: most of a command's time for a thumbnail).
+    png_image image;
+    png_image_for_writing(&image, width, height);
+    png_alloc_size_t written = capacity;
+    if (!png_image_write_to_memory(&image, output, &written, 0, pixels, (png_int_32)stride, NULL)) {
         copy_message(message, image.message[0] ? image.message : "the PNG did not fit its upper bound");
+        imgc_status status = message_means_no_memory(image.message) ? IMGC_NO_MEMORY : IMGC_CORRUPT;
         png_image_free(&image);
-        free(buffer);
-        return IMGC_CORRUPT;
+        return status;
     }
     png_image_free(&image);
-    uint8_t *shrunk = realloc(buffer, needed ? needed : 1);
-    *output = shrunk != NULL ? shrunk : buffer;
-    *count = needed;
+    *count = written;
     return IMGC_OK;
 }
 
@@ -755,35 +790,55 @@ imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *he
     return IMGC_OK;
 }
 
-// The first frame of an animated WebP, composed on its canvas (width × height, the declared size)
-// by libwebpdemux's animation decoder, copied into `pixels` (which `fits` checked).
+// The first frame of an animated WebP, composed on its canvas (width × height, the declared size),
+// decoded straight into `pixels` (which `fits` checked). What libwebpdemux's WebPAnimDecoder does
+// for a first frame — it is always a key frame: the canvas cleared to transparent, the frame
+// decoded into its rectangle, nothing blended — without the decoder's two canvases of its own
+// (three times the memory), and with libwebp's own status, so that memory running out is told
+// from a damaged file (WebPAnimDecoderNew says NULL for both).
 static imgc_status webp_first_frame(const uint8_t *data, size_t size, int width, int height,
                                     uint8_t *pixels, size_t stride, char *message) {
     if (!webp_demux_table_ready(message)) return IMGC_UNSUPPORTED;
-    WebPAnimDecoderOptions options;
-    if (!WebPAnimDecoderOptionsInitInternal(&options, WEBP_DEMUX_ABI_VERSION)) {
-        copy_message(message, "libwebpdemux version mismatch");
+    WebPData input = {data, size};
+    WebPDemuxer *demux = WebPDemuxInternal(&input, 0, NULL, WEBP_DEMUX_ABI_VERSION);
+    if (demux == NULL) { copy_message(message, "animated WebP: corrupt or truncated frames"); return IMGC_CORRUPT; }
+    imgc_status status = IMGC_OK;
+    WebPIterator frame;
+    memset(&frame, 0, sizeof frame);
+    if ((int)WebPDemuxGetI(demux, WEBP_FF_CANVAS_WIDTH) != width || (int)WebPDemuxGetI(demux, WEBP_FF_CANVAS_HEIGHT) != height) {
+        copy_message(message, "animated WebP: canvas size differs from the declared size");
+        WebPDemuxDelete(demux);
         return IMGC_BAD_ARGUMENT;
     }
-    options.color_mode = MODE_RGBA;
-    options.use_threads = 0;
-    WebPData input = {data, size};
-    WebPAnimDecoder *decoder = WebPAnimDecoderNewInternal(&input, &options, WEBP_DEMUX_ABI_VERSION);
-    if (decoder == NULL) { copy_message(message, "animated WebP: corrupt or truncated frames"); return IMGC_CORRUPT; }
-    imgc_status status = IMGC_OK;
-    WebPAnimInfo info;
-    uint8_t *frame = NULL;
-    int timestamp = 0;
-    if (!WebPAnimDecoderGetInfo(decoder, &info) || (int)info.canvas_width != width || (int)info.canvas_height != height) {
-        copy_message(message, "animated WebP: canvas size differs from the declared size");
-        status = IMGC_BAD_ARGUMENT;
-    } else if (!WebPAnimDecoderGetNext(decoder, &frame, &timestamp) || frame == NULL) {
+    if (!WebPDemuxGetFrame(demux, 1, &frame) || !frame.complete) {
         copy_message(message, "animated WebP: the first frame does not decode");
         status = IMGC_CORRUPT;
+    } else if (frame.x_offset < 0 || frame.y_offset < 0 || frame.width <= 0 || frame.height <= 0 ||
+               frame.x_offset > width - frame.width || frame.y_offset > height - frame.height) {
+        copy_message(message, "animated WebP: the first frame lies outside the canvas");
+        status = IMGC_CORRUPT;
     } else {
-        for (int y = 0; y < height; y++) memcpy(pixels + (size_t)y * stride, frame + (size_t)y * (size_t)width * 4, (size_t)width * 4);
+        for (int y = 0; y < height; y++) memset(pixels + (size_t)y * stride, 0, (size_t)width * 4);
+        WebPDecoderConfig config;
+        if (!WebPInitDecoderConfig(&config)) {
+            copy_message(message, "libwebp version mismatch");
+            status = IMGC_BAD_ARGUMENT;
+        } else {
+            config.output.colorspace = MODE_RGBA;
+            config.output.is_external_memory = 1;
+            config.output.u.RGBA.rgba = pixels + (size_t)frame.y_offset * stride + (size_t)frame.x_offset * 4;
+            config.output.u.RGBA.stride = (int)stride;
+            config.output.u.RGBA.size = stride * (size_t)(frame.height - 1) + (size_t)frame.width * 4;
+            VP8StatusCode decoded = WebPDecode(frame.fragment.bytes, frame.fragment.size, &config);
+            WebPFreeDecBuffer(&config.output);
+            if (decoded != VP8_STATUS_OK) {
+                copy_message(message, webp_status_text(decoded));
+                status = decoded == VP8_STATUS_OUT_OF_MEMORY ? IMGC_NO_MEMORY : IMGC_CORRUPT;
+            }
+        }
     }
-    WebPAnimDecoderDelete(decoder);
+    WebPDemuxReleaseIterator(&frame);
+    WebPDemuxDelete(demux);
     return status;
 }
 
@@ -857,25 +912,32 @@ static int gif_read(GifFileType *gif, GifByteType *buffer, int length) {
     return (int)n;
 }
 
-static GifFileType *gif_open(gif_reader *reader, char *message) {
+// Opens the GIF; NULL with the message, and *status IMGC_NO_MEMORY when giflib ran out of memory
+// (else IMGC_CORRUPT).
+static GifFileType *gif_open(gif_reader *reader, imgc_status *status, char *message) {
     int error = 0;
     GifFileType *gif = DGifOpen(reader, gif_read, &error);
-    if (gif == NULL) copy_message(message, GifErrorString(error));
+    if (gif == NULL) {
+        copy_message(message, GifErrorString(error));
+        *status = error == D_GIF_ERR_NOT_ENOUGH_MEM ? IMGC_NO_MEMORY : IMGC_CORRUPT;
+    }
     return gif;
 }
 
 static imgc_status gif_fail(GifFileType *gif, char *message) {
     copy_message(message, GifErrorString(gif->Error));
+    imgc_status status = gif->Error == D_GIF_ERR_NOT_ENOUGH_MEM ? IMGC_NO_MEMORY : IMGC_CORRUPT;
     int error = 0;
     DGifCloseFile(gif, &error);
-    return IMGC_CORRUPT;
+    return status;
 }
 
 imgc_status imgc_gif_info(const uint8_t *data, size_t size, int *width, int *height, char *message) {
     if (!gif_table_ready(message)) return IMGC_UNSUPPORTED;
     gif_reader reader = {data, size, 0};
-    GifFileType *gif = gif_open(&reader, message);
-    if (gif == NULL) return IMGC_CORRUPT;
+    imgc_status status = IMGC_CORRUPT;
+    GifFileType *gif = gif_open(&reader, &status, message);
+    if (gif == NULL) return status;
     *width = gif->SWidth;
     *height = gif->SHeight;
     int error = 0;
@@ -940,8 +1002,9 @@ imgc_status imgc_gif_decode(const uint8_t *data, size_t size, int width, int hei
     if (!gif_table_ready(message)) return IMGC_UNSUPPORTED;
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     gif_reader reader = {data, size, 0};
-    GifFileType *gif = gif_open(&reader, message);
-    if (gif == NULL) return IMGC_CORRUPT;
+    imgc_status status = IMGC_CORRUPT;
+    GifFileType *gif = gif_open(&reader, &status, message);
+    if (gif == NULL) return status;
     if (gif->SWidth != width || gif->SHeight != height) {
         int error = 0;
         DGifCloseFile(gif, &error);

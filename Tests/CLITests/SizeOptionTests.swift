@@ -111,7 +111,7 @@ struct SizeOptionTests {
     /// 253 (40 × 40), 155 (10 × 10) and transparent black (5, 4 and 2). Every size stays flat grey.
     @Test func aFlatGreyStaysFlatGreyAtEverySize() async throws {
         let grey = [UInt32](repeating: UInt32(littleEndian: 0xFF80_8080), count: 2_000 * 2_000).withUnsafeBytes { Array($0) }
-        let png = try PNGEncoder().encode(DecodedImage(width: 2_000, height: 2_000, bytesPerRow: 8_000, pixels: grey))
+        let png = Array(try PNGEncoder().encode(DecodedImage(width: 2_000, height: 2_000, bytesPerRow: 8_000, pixels: grey)))
         let server = try TestHTTPServer(routes: ["/grey.png": .ok(png)])
         let item = try cli.home.write(#"{"id": "g", "original": "\#(server.url("/grey.png"))"}"#, to: "grey.json")
         for side in [40, 10, 5, 4, 2] {

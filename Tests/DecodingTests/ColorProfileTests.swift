@@ -49,7 +49,7 @@ import TestSupport
             let webp = try SampleEncoder.webp(image)
             return profile.map { ProfiledFiles.webp(webp, width: 64, height: 32, profile: $0, alpha: alpha != 255) } ?? webp
         default:
-            let png = try PNGEncoder().encode(image)
+            let png = Array(try PNGEncoder().encode(image))
             return profile.map { ProfiledFiles.png(png, profile: $0) } ?? png
         }
     }
@@ -261,7 +261,7 @@ import TestSupport
     func aDamagedProfileIsIgnoredAndLogged(_ damage: String) throws {
         let p3 = try ProfiledFiles.profile(ProfiledFiles.displayP3)
         let image = Self.patchImage()
-        let jpeg = try SampleEncoder.jpeg(image, quality: 98), png = try PNGEncoder().encode(image), webp = try SampleEncoder.webp(image)
+        let jpeg = try SampleEncoder.jpeg(image, quality: 98), png = Array(try PNGEncoder().encode(image)), webp = try SampleEncoder.webp(image)
         var junk = SeededGenerator(seed: 16)
         let random = (0..<3_000).map { _ in UInt8.random(in: 0...255, using: &junk) }
         func patched(_ profile: [UInt8], _ offset: Int, _ value: UInt32) -> [UInt8] {

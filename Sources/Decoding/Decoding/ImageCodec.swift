@@ -57,34 +57,34 @@ enum ImageCodec: String, Sendable, CaseIterable {
     }
 
     /// Decodes into a new buffer of `width` × `height` RGBA8 pixels (the declared size, or for
-    /// JPEG a TurboJPEG scaled size, for a still WebP any size), converting an embedded ICC
-    /// profile to sRGB when `colorProfiles` is true.
-    func decode(_ bytes: UnsafeBufferPointer<UInt8>, width: Int, height: Int,
-                colorProfiles: Bool) throws(DecodingError) -> (pixels: [UInt8], profile: ProfileOutcome) {
+    /// JPEG a TurboJPEG scaled size), converting an embedded ICC profile to sRGB when
+    /// `colorProfiles` is true. The buffer comes from `memory`: one that cannot be had is
+    /// `.outOfMemory`, with the declared size `declared`.
+    func decode(_ bytes: UnsafeBufferPointer<UInt8>, width: Int, height: Int, declared: (width: Int, height: Int),
+                colorProfiles: Bool, memory: ImageMemory) throws(DecodingError) -> (pixels: ImageBytes, profile: ProfileOutcome) {
         let stride = width * 4
+        let (count, overflow) = stride.multipliedReportingOverflow(by: height)
+        let allocation = try memory.allocation(overflow ? -1 : count, for: "the decoded \(width)x\(height) pixels",
+                                               format: rawValue, size: declared)
         var message = [CChar](repeating: 0, count: Int(IMGC_MESSAGE_CAPACITY))
-        var status = IMGC_OK
         var profile = IMGC_PROFILE_NONE
         let w = CInt(width), h = CInt(height), options = colorProfiles ? CInt(IMGC_DECODE_COLOR_PROFILE) : 0
-        let pixels = [UInt8](unsafeUninitializedCapacity: stride * height) { buffer, count in
-            status = message.withUnsafeMutableBufferPointer { text in
-                switch self {
-                case .jpeg: imgc_jpeg_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, options, &profile, text.baseAddress)
-                case .png: imgc_png_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, options, &profile, text.baseAddress)
-                case .webp: imgc_webp_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, options, &profile, text.baseAddress)
-                case .gif: imgc_gif_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, options, &profile, text.baseAddress)
-                }
+        let buffer = allocation.base
+        let status = message.withUnsafeMutableBufferPointer { text in
+            switch self {
+            case .jpeg: imgc_jpeg_decode(bytes.baseAddress, bytes.count, w, h, buffer, stride, count, options, &profile, text.baseAddress)
+            case .png: imgc_png_decode(bytes.baseAddress, bytes.count, w, h, buffer, stride, count, options, &profile, text.baseAddress)
+            case .webp: imgc_webp_decode(bytes.baseAddress, bytes.count, w, h, buffer, stride, count, options, &profile, text.baseAddress)
+            case .gif: imgc_gif_decode(bytes.baseAddress, bytes.count, w, h, buffer, stride, count, options, &profile, text.baseAddress)
             }
-            if status != IMGC_OK { buffer.initialize(repeating: 0) }
-            count = buffer.count
         }
-        try check(status, message)
+        try check(status, message, declared: declared)
         let outcome: ProfileOutcome = switch profile {
         case IMGC_PROFILE_APPLIED: .applied
         case IMGC_PROFILE_IGNORED: .ignored(Self.printable(message))
         default: .none
         }
-        return (pixels, outcome)
+        return (ImageBytes(allocation), outcome)
     }
 
     /// A C message as printable ASCII: Little CMS may quote a profile's bytes (a tag signature),
@@ -99,7 +99,7 @@ enum ImageCodec: String, Sendable, CaseIterable {
         String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    private func check(_ status: imgc_status, _ message: [CChar]) throws(DecodingError) {
+    private func check(_ status: imgc_status, _ message: [CChar], declared: (width: Int, height: Int)? = nil) throws(DecodingError) {
         guard status != IMGC_OK else { return }
         let text = Self.text(message)
         let kind: DecodingError.Kind = switch status {
@@ -107,6 +107,8 @@ enum ImageCodec: String, Sendable, CaseIterable {
         case IMGC_UNSUPPORTED: .unsupportedFeature
         default: .corrupt
         }
-        throw DecodingError(kind: kind, format: rawValue, detail: text)
+        // Memory running out says the image's size (what it needed); the other kinds as before.
+        let size = kind == .outOfMemory ? declared : nil
+        throw DecodingError(kind: kind, format: rawValue, width: size?.width, height: size?.height, detail: text)
     }
 }
