@@ -36,19 +36,25 @@ enum Samples {
     }
 
     /// The reference downsample: each output pixel the exact area-weighted mean of the source
-    /// pixels it covers (straight alpha weighted by alpha, as premultiplied averaging does).
+    /// pixels it covers (straight alpha weighted by alpha, as premultiplied averaging does). The
+    /// overlaps are whole numbers (lengths in units of 1/width and 1/height of a source pixel), so
+    /// that a pixel merely touching an output pixel's edge never weighs a rounding error.
     static func reference(_ image: DecodedImage, width: Int, height: Int) -> DecodedImage {
         var out = [UInt8](repeating: 0, count: width * height * 4)
-        let sx = Double(image.width) / Double(width), sy = Double(image.height) / Double(height)
+        // Source pixel x covers [x·width, (x+1)·width); output pixel ox covers [ox·W, (ox+1)·W).
+        func overlap(_ pixel: Int, _ unit: Int, _ start: Int, _ end: Int) -> Int {
+            max(0, min((pixel + 1) * unit, end) - max(pixel * unit, start))
+        }
         for oy in 0..<height {
             for ox in 0..<width {
                 var sums = [Double](repeating: 0, count: 4)
                 var total = 0.0
-                let x0 = Double(ox) * sx, x1 = Double(ox + 1) * sx, y0 = Double(oy) * sy, y1 = Double(oy + 1) * sy
-                for y in Int(y0)..<min(image.height, Int(y1.rounded(.up))) {
-                    let wy = min(y1, Double(y + 1)) - max(y0, Double(y))
-                    for x in Int(x0)..<min(image.width, Int(x1.rounded(.up))) {
-                        let w = wy * (min(x1, Double(x + 1)) - max(x0, Double(x)))
+                let x0 = ox * image.width, x1 = (ox + 1) * image.width, y0 = oy * image.height, y1 = (oy + 1) * image.height
+                for y in (y0 / height)..<min(image.height, (y1 + height - 1) / height) {
+                    let wy = overlap(y, height, y0, y1)
+                    for x in (x0 / width)..<min(image.width, (x1 + width - 1) / width) {
+                        let w = Double(wy * overlap(x, width, x0, x1))
+                        guard w > 0 else { continue }
                         let p = image.pixel(x: x, y: y)
                         let a = Double(p.a) / 255
                         sums[0] += w * Double(p.r) * a
