@@ -25,14 +25,40 @@
 // profile) likewise, when the first image with an embedded colour profile is decoded. A codec that
 // cannot be loaded makes its functions return IMGC_UNSUPPORTED with "libpng16.so.16 could not be
 // loaded (…)" as the message; Little CMS that cannot be loaded leaves a profile unapplied.
+//
+// Memory running out while a library is mapped (dlopen's "failed to map segment from shared object",
+// "cannot allocate memory") is not that the library is missing: the function returns IMGC_NO_MEMORY
+// (library_failure), and the next call tries to load it again; any other failure is final.
 typedef struct {
     const char *file;
     const char *const *names;
     void **slots;
     size_t count;
     int loaded;
+    int failed;      // for good: missing, or a function missing
     char error[IMGC_MESSAGE_CAPACITY];
 } codec_library;
+
+static int contains_ignoring_case(const char *text, const char *phrase) {
+    if (text == NULL) return 0;
+    size_t n = strlen(phrase);
+    for (const char *at = text; *at != 0; at++) {
+        size_t i = 0;
+        while (i < n && at[i] != 0 && (at[i] | 0x20) == (phrase[i] | 0x20)) i++;
+        if (i == n) return 1;
+    }
+    return 0;
+}
+
+// Whether a loader's message says that memory (address space) ran out.
+static int load_error_means_no_memory(const char *text) {
+    return contains_ignoring_case(text, "failed to map segment") || contains_ignoring_case(text, "cannot allocate memory");
+}
+
+// What a function returns when its library is not ready (the message says why).
+static imgc_status library_failure(const char *message) {
+    return load_error_means_no_memory(message) ? IMGC_NO_MEMORY : IMGC_UNSUPPORTED;
+}
 
 static void load_codec_library(codec_library *library) {
     void *handle = dlopen(library->file, RTLD_NOW | RTLD_LOCAL);
@@ -40,12 +66,14 @@ static void load_codec_library(codec_library *library) {
         const char *reason = dlerror();
         snprintf(library->error, sizeof library->error, "%s could not be loaded (%s)", library->file,
                  reason ? reason : "dlopen failed");
+        library->failed = !load_error_means_no_memory(reason);
         return;
     }
     for (size_t index = 0; index < library->count; index++) {
         library->slots[index] = dlsym(handle, library->names[index]);
         if (library->slots[index] == NULL) {
             snprintf(library->error, sizeof library->error, "%s has no %s", library->file, library->names[index]);
+            library->failed = 1;
             return;
         }
     }
@@ -55,19 +83,20 @@ static void load_codec_library(codec_library *library) {
 #define CODEC_FIELD(name) void *name;
 #define CODEC_NAME(name) #name,
 // One library: its table of pointers (`table.name`), its names, and `ready(message)`, which
-// loads it once (thread-safe) and says whether it can be used.
+// loads it (thread-safe; once, unless memory ran out) and says whether it can be used.
 #define CODEC_LIBRARY(table, file_name, FUNCTIONS)                                                     \
     static struct { FUNCTIONS(CODEC_FIELD) } table;                                                    \
     static const char *const table##_names[] = {FUNCTIONS(CODEC_NAME)};                                \
     static codec_library table##_library = {file_name, table##_names, (void **)&table,                 \
-                                            sizeof table##_names / sizeof table##_names[0], 0, {0}};   \
-    static pthread_once_t table##_once = PTHREAD_ONCE_INIT;                                            \
-    static void table##_load(void) { load_codec_library(&table##_library); }                           \
+                                            sizeof table##_names / sizeof table##_names[0], 0, 0, {0}}; \
+    static pthread_mutex_t table##_lock = PTHREAD_MUTEX_INITIALIZER;                                   \
     static int table##_ready(char *message) {                                                          \
-        pthread_once(&table##_once, table##_load);                                                     \
-        if (table##_library.loaded) return 1;                                                          \
-        if (message != NULL) snprintf(message, IMGC_MESSAGE_CAPACITY, "%s", table##_library.error);    \
-        return 0;                                                                                      \
+        pthread_mutex_lock(&table##_lock);                                                             \
+        if (!table##_library.loaded && !table##_library.failed) load_codec_library(&table##_library);  \
+        int loaded = table##_library.loaded;                                                           \
+        if (!loaded && message != NULL) snprintf(message, IMGC_MESSAGE_CAPACITY, "%s", table##_library.error); \
+        pthread_mutex_unlock(&table##_lock);                                                           \
+        return loaded;                                                                                 \
     }
 
 #define JPEG_FUNCTIONS(X)                                                                              \
@@ -190,17 +219,8 @@ static int fits(int width, int height, size_t stride, size_t capacity, char *mes
 // (and "png_image_read: out of memory"), zlib's "insufficient memory" through libpng. A decode
 // that fails so is IMGC_NO_MEMORY (the bytes may be fine), never IMGC_CORRUPT.
 static int message_means_no_memory(const char *text) {
-    static const char *const phrases[] = {"insufficient memory", "out of memory", "memory allocation failure"};
-    if (text == NULL) return 0;
-    for (size_t p = 0; p < sizeof phrases / sizeof phrases[0]; p++) {
-        size_t n = strlen(phrases[p]);
-        for (const char *at = text; *at != 0; at++) {
-            size_t i = 0;
-            while (i < n && at[i] != 0 && (at[i] | 0x20) == phrases[p][i]) i++;
-            if (i == n) return 1;
-        }
-    }
-    return 0;
+    return contains_ignoring_case(text, "insufficient memory") || contains_ignoring_case(text, "out of memory") ||
+           contains_ignoring_case(text, "memory allocation failure");
 }
 
 static imgc_status copy_out(const uint8_t *bytes, size_t count, uint8_t **output, size_t *out_count) {
@@ -395,14 +415,15 @@ static void lcms_error(cmsContext context, cmsUInt32Number code, const char *tex
     if (conversion != NULL && conversion->error[0] == 0) copy_message(conversion->error, text);
 }
 
-// 1 when `profile` converts pixels of `kind` to sRGB; else 0, the reason in conversion->error.
+// 1 when `profile` converts pixels of `kind` to sRGB; else 0, the reason in conversion->error; -1
+// when memory ran out (Little CMS could not be mapped, or its context allocated).
 static int color_prepare(const uint8_t *profile, size_t count, color_kind kind, color_conversion *conversion) {
     memset(conversion, 0, sizeof *conversion);
     conversion->kind = kind;
-    if (!lcms_table_ready(conversion->error)) return 0;
+    if (!lcms_table_ready(conversion->error)) return load_error_means_no_memory(conversion->error) ? -1 : 0;
     if (count > UINT32_MAX) { copy_message(conversion->error, "profile too large"); return 0; }
     cmsContext context = cmsCreateContext(NULL, conversion);
-    if (context == NULL) { copy_message(conversion->error, "Little CMS: no memory"); return 0; }
+    if (context == NULL) { copy_message(conversion->error, "Little CMS: no memory"); return -1; }
     conversion->context = context;
     cmsSetLogErrorHandlerTHR(context, lcms_error);
     cmsHPROFILE input = cmsOpenProfileFromMemTHR(context, profile, (cmsUInt32Number)count);
@@ -490,7 +511,14 @@ static imgc_status color_plan_make(color_plan *plan, int options, const uint8_t 
     if (found == PROFILE_NONE) return IMGC_OK;
     plan->outcome = IMGC_PROFILE_IGNORED;
     if (found == PROFILE_DAMAGED) { copy_message(plan->reason, why); return IMGC_OK; }
-    if (color_prepare(profile, count, kind, &plan->conversion)) {
+    int prepared = color_prepare(profile, count, kind, &plan->conversion);
+    if (prepared < 0) {
+        color_release(&plan->conversion);
+        free(profile);
+        plan->outcome = IMGC_PROFILE_NONE;
+        return IMGC_NO_MEMORY;
+    }
+    if (prepared) {
         plan->converting = 1;
         plan->outcome = IMGC_PROFILE_APPLIED;
     } else {
@@ -516,7 +544,7 @@ static imgc_status color_plan_finish(color_plan *plan, uint8_t *pixels, int widt
 // MARK: - JPEG (TurboJPEG: libjpeg's setjmp is inside the library)
 
 imgc_status imgc_jpeg_info(const uint8_t *data, size_t size, int *width, int *height, char *message) {
-    if (!jpeg_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!jpeg_table_ready(message)) return library_failure(message);
     if (size > ULONG_MAX) { copy_message(message, "too many bytes"); return IMGC_BAD_ARGUMENT; }
     tjhandle handle = tjInitDecompress();
     if (handle == NULL) { copy_message(message, tjGetErrorStr2(NULL)); return IMGC_NO_MEMORY; }
@@ -585,7 +613,7 @@ static void cmyk_to_rgba(uint8_t *pixels, int width, int height, size_t stride, 
 imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
                              size_t capacity, int options, imgc_profile *profile, char *message) {
     if (profile != NULL) *profile = IMGC_PROFILE_NONE;
-    if (!jpeg_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!jpeg_table_ready(message)) return library_failure(message);
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     if (size > ULONG_MAX) { copy_message(message, "too many bytes"); return IMGC_BAD_ARGUMENT; }
     tjhandle handle = tjInitDecompress();
@@ -629,7 +657,7 @@ imgc_status imgc_jpeg_encode(const uint8_t *pixels, int width, int height, size_
 
 imgc_status imgc_jpeg_encode_with(const uint8_t *pixels, int width, int height, size_t stride, int quality, int options,
                                   uint8_t **output, size_t *count, char *message) {
-    if (!jpeg_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!jpeg_table_ready(message)) return library_failure(message);
     if (width <= 0 || height <= 0 || stride > INT_MAX) return IMGC_BAD_ARGUMENT;
     tjhandle handle = tjInitCompress();
     if (handle == NULL) { copy_message(message, tjGetErrorStr2(NULL)); return IMGC_NO_MEMORY; }
@@ -668,7 +696,7 @@ static imgc_status png_begin(png_image *image, const uint8_t *data, size_t size,
 }
 
 imgc_status imgc_png_info(const uint8_t *data, size_t size, int *width, int *height, char *message) {
-    if (!png_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!png_table_ready(message)) return library_failure(message);
     png_image image;
     imgc_status status = png_begin(&image, data, size, message);
     if (status != IMGC_OK) return status;
@@ -681,7 +709,7 @@ imgc_status imgc_png_info(const uint8_t *data, size_t size, int *width, int *hei
 imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
                             size_t capacity, int options, imgc_profile *profile, char *message) {
     if (profile != NULL) *profile = IMGC_PROFILE_NONE;
-    if (!png_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!png_table_ready(message)) return library_failure(message);
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     png_image image;
     imgc_status status = png_begin(&image, data, size, message);
@@ -743,7 +771,7 @@ size_t imgc_png_encode_capacity(int width, int height) {
 
 imgc_status imgc_png_encode(const uint8_t *pixels, int width, int height, size_t stride,
                             uint8_t *output, size_t capacity, size_t *count, char *message) {
-    if (!png_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!png_table_ready(message)) return library_failure(message);
     if (width <= 0 || height <= 0 || stride > INT_MAX || output == NULL || capacity < imgc_png_encode_capacity(width, height))
         return IMGC_BAD_ARGUMENT;
     // One pass into a buffer of libpng's upper bound, rather than a counting pass and a writing
@@ -779,7 +807,7 @@ static const char *webp_status_text(VP8StatusCode status) {
 
 imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *animated, int *alpha,
                            char *message) {
-    if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!webp_table_ready(message)) return library_failure(message);
     WebPBitstreamFeatures features;
     VP8StatusCode status = WebPGetFeatures(data, size, &features);
     if (status != VP8_STATUS_OK) { copy_message(message, webp_status_text(status)); return IMGC_CORRUPT; }
@@ -798,7 +826,7 @@ imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *he
 // from a damaged file (WebPAnimDecoderNew says NULL for both).
 static imgc_status webp_first_frame(const uint8_t *data, size_t size, int width, int height,
                                     uint8_t *pixels, size_t stride, char *message) {
-    if (!webp_demux_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!webp_demux_table_ready(message)) return library_failure(message);
     WebPData input = {data, size};
     WebPDemuxer *demux = WebPDemuxInternal(&input, 0, NULL, WEBP_DEMUX_ABI_VERSION);
     if (demux == NULL) { copy_message(message, "animated WebP: corrupt or truncated frames"); return IMGC_CORRUPT; }
@@ -872,7 +900,7 @@ static imgc_status webp_decode_pixels(const uint8_t *data, size_t size, int widt
 imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
                              size_t capacity, int options, imgc_profile *profile, char *message) {
     if (profile != NULL) *profile = IMGC_PROFILE_NONE;
-    if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!webp_table_ready(message)) return library_failure(message);
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     color_plan plan;
     if (color_plan_make(&plan, options, data, size, webp_icc_profile, COLOR_RGB) != IMGC_OK) return IMGC_NO_MEMORY;
@@ -883,7 +911,7 @@ imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int he
 
 imgc_status imgc_webp_encode(const uint8_t *pixels, int width, int height, size_t stride, int quality,
                              uint8_t **output, size_t *count, char *message) {
-    if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!webp_table_ready(message)) return library_failure(message);
     if (width <= 0 || height <= 0 || stride > INT_MAX) return IMGC_BAD_ARGUMENT;
     uint8_t *webp = NULL;
     size_t size = quality > 100 ? WebPEncodeLosslessRGBA(pixels, width, height, (int)stride, &webp)
@@ -933,7 +961,7 @@ static imgc_status gif_fail(GifFileType *gif, char *message) {
 }
 
 imgc_status imgc_gif_info(const uint8_t *data, size_t size, int *width, int *height, char *message) {
-    if (!gif_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!gif_table_ready(message)) return library_failure(message);
     gif_reader reader = {data, size, 0};
     imgc_status status = IMGC_CORRUPT;
     GifFileType *gif = gif_open(&reader, &status, message);
@@ -999,7 +1027,7 @@ imgc_status imgc_gif_decode(const uint8_t *data, size_t size, int width, int hei
                             size_t capacity, int options, imgc_profile *profile, char *message) {
     (void)options;   // GIF has no standard colour profile: its colours are taken as sRGB
     if (profile != NULL) *profile = IMGC_PROFILE_NONE;
-    if (!gif_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!gif_table_ready(message)) return library_failure(message);
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     gif_reader reader = {data, size, 0};
     imgc_status status = IMGC_CORRUPT;
@@ -1059,7 +1087,7 @@ static int gif_write(GifFileType *gif, const GifByteType *bytes, int length) {
 
 imgc_status imgc_gif_encode(const uint8_t *pixels, int width, int height, size_t stride,
                             uint8_t **output, size_t *count, char *message) {
-    if (!gif_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!gif_table_ready(message)) return library_failure(message);
     if (width <= 0 || height <= 0 || width > 65535 || height > 65535) return IMGC_BAD_ARGUMENT;
     ColorMapObject *map = GifMakeMapObject(256, NULL);
     GifPixelType *indices = malloc((size_t)width * (size_t)height);
