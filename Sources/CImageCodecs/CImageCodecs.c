@@ -878,10 +878,11 @@ static imgc_status webp_decode_pixels(const uint8_t *data, size_t size, int widt
     VP8StatusCode status = WebPGetFeatures(data, size, &config.input);
     if (status != VP8_STATUS_OK) { copy_message(message, webp_status_text(status)); return IMGC_CORRUPT; }
     if (config.input.has_animation) return webp_first_frame(data, size, width, height, pixels, stride, message);
+    // Always the declared size: libwebp's own scaler is no area average (it scales the Y, U and V
+    // planes apart, chroma at half resolution), so the exact resampler does every downsample.
     if (config.input.width != width || config.input.height != height) {
-        config.options.use_scaling = 1;
-        config.options.scaled_width = width;
-        config.options.scaled_height = height;
+        copy_message(message, "dimensions changed");
+        return IMGC_BAD_ARGUMENT;
     }
     config.output.colorspace = MODE_RGBA;
     config.output.is_external_memory = 1;

@@ -76,10 +76,10 @@ imgc_status imgc_png_encode(const uint8_t *pixels, int width, int height, size_t
 /// WebP: the declared dimensions; *animated is 1 for an animation, *alpha 1 when it has an alpha channel.
 imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *animated, int *alpha,
                            char *message);
-/// WebP: decodes into RGBA8 (not premultiplied), scaled while decoding to width × height. An
-/// animated WebP gives its first frame composed on its canvas (libwebpdemux, loaded on first use);
-/// width × height must then be the declared (canvas) size: it is not scaled. With
-/// IMGC_DECODE_COLOR_PROFILE, an ICCP profile is applied (at the decoded size).
+/// WebP: decodes into RGBA8 (not premultiplied) at the declared size, width × height (never
+/// scaled: libwebp's scaler is no area average; imgc_resample does every downsample). An animated
+/// WebP gives its first frame composed on its canvas (libwebpdemux, loaded on first use). With
+/// IMGC_DECODE_COLOR_PROFILE, an ICCP profile is applied.
 imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
                             size_t capacity, int options, imgc_profile *profile, char *message);
 

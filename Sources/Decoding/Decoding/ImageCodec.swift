@@ -20,15 +20,12 @@ enum ImageCodec: String, Sendable, CaseIterable {
     struct Header {
         /// The declared width and height (of an animation: its canvas).
         var width: Int, height: Int
-        /// A WebP animation (its first frame is decoded, at the canvas size).
-        var isAnimated = false
-        /// A WebP with an alpha channel (decoded at full size, then resampled: libwebp's own
-        /// scaling does not average alpha exactly).
-        var hasAlpha = false
     }
 
     /// The header's facts.
     func info(_ bytes: UnsafeBufferPointer<UInt8>) throws(DecodingError) -> Header {
+        // A WebP's animation and alpha flags are not needed: every WebP is decoded at its declared
+        // (canvas) size and resampled here, as a PNG is.
         var width: CInt = 0, height: CInt = 0, animated: CInt = 0, alpha: CInt = 0
         var message = [CChar](repeating: 0, count: Int(IMGC_MESSAGE_CAPACITY))
         let status = message.withUnsafeMutableBufferPointer { text in
@@ -43,7 +40,7 @@ enum ImageCodec: String, Sendable, CaseIterable {
         guard width > 0, height > 0 else {
             throw DecodingError(kind: .corrupt, format: rawValue, detail: "declared size \(width)x\(height)")
         }
-        return Header(width: Int(width), height: Int(height), isAnimated: animated != 0, hasAlpha: alpha != 0)
+        return Header(width: Int(width), height: Int(height))
     }
 
     /// What became of an embedded colour profile.

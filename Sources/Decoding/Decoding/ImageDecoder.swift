@@ -4,8 +4,8 @@ import Logging
 /// Decodes JPEG, PNG, WebP and GIF (first frame) bytes to RGBA8 pixels at a requested size.
 ///
 /// The declared size is read first and checked against `Configuration.pixelLimit` before any
-/// pixel is decoded. The decoders shrink while decoding where they can (TurboJPEG by 1/2, 1/4,
-/// 1/8; libwebp to any size, for an opaque still image); an exact area average does the rest. A
+/// pixel is decoded. TurboJPEG shrinks a JPEG while decoding (by 1/2, 1/4, 1/8); PNG, WebP and
+/// GIF are decoded at their declared size; an exact area average does the rest. A
 /// JPEG's EXIF orientation is applied, and an embedded ICC colour profile (JPEG, PNG, WebP) is
 /// converted to sRGB with Little CMS (``Configuration-swift.struct/appliesColorProfiles``); a
 /// profile that cannot be applied is logged and the image decoded as if it had none. Never
@@ -130,12 +130,13 @@ public struct ImageDecoder: Sendable {
                 (decodedWidth, decodedHeight, denominator) = ((width + scale - 1) / scale, (height + scale - 1) / scale, scale)
                 break
             }
-        case .webp where !header.isAnimated && !header.hasAlpha:
-            // libwebp scales an opaque still image to the exact size itself; with alpha it would
-            // average colours premultiplied in 8 bits (lossless) or not premultiplied at all (lossy).
-            (decodedWidth, decodedHeight) = (outWidth, outHeight)
         case .webp, .png, .gif:
-            break   // an animation's first frame comes at its canvas size
+            // At the declared size (an animation's first frame: its canvas), then the exact area
+            // average. Not libwebp's own scaler for a WebP: it scales the Y, U and V planes apart
+            // (chroma at half resolution, 8-bit steps), which missed the average by up to 27/255
+            // (a flat colour came out uneven at 1 × 12,309), and averages alpha premultiplied in
+            // 8 bits or not at all.
+            break
         }
         let decoded = try codec.decode(bytes, width: decodedWidth, height: decodedHeight, declared: (width, height),
                                        colorProfiles: configuration.appliesColorProfiles, memory: memory)
