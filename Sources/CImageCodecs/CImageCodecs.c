@@ -406,6 +406,7 @@ typedef struct {
     void *context;     // cmsContext (its error handler writes into `error`)
     void *transform;   // cmsHTRANSFORM
     color_kind kind;
+    uint8_t grey[256][3];   // COLOR_GRAY: each grey value's sRGB, computed once by `transform`
     char error[IMGC_MESSAGE_CAPACITY];
 } color_conversion;
 
@@ -445,7 +446,11 @@ static int color_prepare(const uint8_t *profile, size_t count, color_kind kind, 
     cmsUInt32Number in_format = kind == COLOR_RGB ? TYPE_RGBA_8
         : kind == COLOR_GRAY ? (COLORSPACE_SH(PT_GRAY) | CHANNELS_SH(1) | BYTES_SH(1) | EXTRA_SH(3))
         : kind == COLOR_CMYK ? TYPE_CMYK_8 : TYPE_CMYK_8_REV;
-    cmsUInt32Number flags = kind == COLOR_RGB ? cmsFLAGS_COPY_ALPHA : 0;
+    // Grey: not optimised. Little CMS's default 8-bit optimisation samples a grey → RGB transform
+    // into a coarse table, which is steep near black for a linear profile (gamma 1.0: the value 2
+    // came out 12 instead of 21.7); unoptimised, each value goes through the profile's curve
+    // exactly, and only 256 values are ever converted (the table `grey`), so it costs nothing.
+    cmsUInt32Number flags = kind == COLOR_RGB ? cmsFLAGS_COPY_ALPHA : kind == COLOR_GRAY ? cmsFLAGS_NOOPTIMIZE : 0;
     if (srgb != NULL)
         conversion->transform = cmsCreateTransformTHR(context, input, in_format, srgb, TYPE_RGBA_8, INTENT_PERCEPTUAL, flags);
     cmsCloseProfile(input);
@@ -454,12 +459,26 @@ static int color_prepare(const uint8_t *profile, size_t count, color_kind kind, 
         if (conversion->error[0] == 0) copy_message(conversion->error, "Little CMS could not convert from the profile");
         return 0;
     }
+    if (kind == COLOR_GRAY) {
+        uint8_t values[256 * 4], converted[256 * 4];
+        for (int v = 0; v < 256; v++) { values[4 * v] = (uint8_t)v; values[4 * v + 1] = values[4 * v + 2] = 0; values[4 * v + 3] = 255; }
+        cmsDoTransform(conversion->transform, values, converted, 256);
+        for (int v = 0; v < 256; v++) memcpy(conversion->grey[v], converted + 4 * v, 3);
+    }
     return 1;
 }
 
 // Converts the pixels in place, row by row through a scratch row. Alpha is kept (RGB, grey); a
 // CMYK pixel's fourth byte (K) becomes 255.
 static int color_apply(color_conversion *conversion, uint8_t *pixels, int width, int height, size_t stride) {
+    if (conversion->kind == COLOR_GRAY) {
+        // The first byte of each pixel is the grey value (R = G = B); alpha is kept.
+        for (int y = 0; y < height; y++) {
+            uint8_t *p = pixels + (size_t)y * stride;
+            for (int x = 0; x < width; x++, p += 4) memcpy(p, conversion->grey[p[0]], 3);
+        }
+        return 1;
+    }
     uint8_t *row = malloc((size_t)width * 4);
     if (row == NULL) return 0;
     for (int y = 0; y < height; y++) {
@@ -472,7 +491,7 @@ static int color_apply(color_conversion *conversion, uint8_t *pixels, int width,
                 p[4 * x] = row[4 * x];
                 p[4 * x + 1] = row[4 * x + 1];
                 p[4 * x + 2] = row[4 * x + 2];
-                if (conversion->kind != COLOR_GRAY) p[4 * x + 3] = 255;
+                p[4 * x + 3] = 255;   // CMYK: the fourth byte was K
             }
         }
     }
