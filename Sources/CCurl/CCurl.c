@@ -64,8 +64,13 @@ static void load_library(void) {
     void *library = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (!library) {
         const char *reason = dlerror();
-        snprintf(table.error, sizeof table.error,
-                 "libcurl could not be loaded (%s): install Debian's libcurl4", reason ? reason : file);
+        // A library that is there but cannot be mapped (a memory limit) is no missing package.
+        if (reason && (strstr(reason, "failed to map segment") || strstr(reason, "Cannot allocate memory"))) {
+            snprintf(table.error, sizeof table.error, "libcurl could not be loaded: out of memory (%s)", reason);
+        } else {
+            snprintf(table.error, sizeof table.error,
+                     "libcurl could not be loaded (%s): install Debian's libcurl4", reason ? reason : file);
+        }
         return;
     }
 #define IMGP_RESOLVE(name, result, parameters)                                                       \

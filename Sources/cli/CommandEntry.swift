@@ -25,7 +25,9 @@ enum CommandEntry {
         }
         // The concurrency runtime opens descriptors of its own, and traps when it cannot: they
         // are opened now, while some are surely free, or the command refuses to start (74).
-        if let shortage = ConcurrencyStart.descriptorShortage() { CommandFailure(shortage, status: .ioError).exit() }
+        if let shortage = ConcurrencyStart.descriptorShortage() ?? ConcurrencyStart.threadShortage() {
+            CommandFailure(shortage, status: .ioError).exit()
+        }
         ConcurrencyStart.openDispatchDescriptors()
         Task { @MainActor in
             await ConcurrencyStart.warmClocks()

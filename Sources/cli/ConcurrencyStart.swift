@@ -1,5 +1,6 @@
 import Dispatch
 import Locking
+import Policy
 
 #if canImport(Glibc)
 import Glibc
@@ -46,6 +47,33 @@ enum ConcurrencyStart {
         let shown = getrlimit(resource, &limit) == 0 && limit.rlim_cur < 1 << 31 ? "\(limit.rlim_cur)" : "unknown"
         return "too few file descriptors: \(probes.count) free under a limit of \(shown); imgpolicy needs at least "
             + "\(minimumFree) free to start (raise the limit, e.g. ulimit -n 256)"
+    }
+
+    /// Threads that must be able to run at once before the runtime starts: libdispatch's manager
+    /// and workers, the transport's, the disk cache's, the network watchers'. libdispatch, when
+    /// the system refuses it a thread (`ulimit -u`, a memory limit too low for a stack), waits and
+    /// tries again for ever: every command would hang.
+    static let minimumThreads = 8
+
+    /// Nil when `minimumThreads` threads can run at once (each is started, then all end), else
+    /// the one-line message.
+    static func threadShortage() -> String? {
+        let release = DispatchSemaphore(value: 0)
+        var threads: [OwnedThread] = []
+        var failure: OwnedThread.StartFailure?
+        while threads.count < minimumThreads {
+            do {
+                threads.append(try OwnedThread { release.wait() })
+            } catch {
+                failure = error
+                break
+            }
+        }
+        for _ in threads { release.signal() }
+        for thread in threads { thread.join() }
+        guard let failure else { return nil }
+        return "too few threads: only \(threads.count) could run at once (\(errnoText(failure.code).lowercased())); "
+            + "imgpolicy needs at least \(minimumThreads) to start (raise the limit, e.g. ulimit -u, or the memory limit)"
     }
 
     /// Runs a worker of the global queue and a timer on the uptime and wall clocks, and waits for

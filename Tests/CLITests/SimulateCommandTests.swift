@@ -177,7 +177,7 @@ struct SimulateStoppedTests {
         let killed = try startLongSimulation(tmp: tmp.path)
         // Killed as soon as its folder is seen, by the watching thread: a starved cooperative pool
         // must not let the run reach the end of its pass (which removes the folder) first.
-        let dead = try #require(try await waitForNewFolder(besides: [], in: folders) { kill(killed.processIdentifier, SIGKILL) })
+        let dead = try #require(try await waitForNewFolder(besides: [], in: tmp.path, folders) { kill(killed.processIdentifier, SIGKILL) })
         try await offThePool { killed.waitUntilExit() }
         #expect(folders() == [dead], "a killed run leaves its folder (nothing can remove it then)")
         // Not the run's: no owner record.
@@ -190,9 +190,18 @@ struct SimulateStoppedTests {
             #expect(try ProcessResult.run("/bin/chown", ["-R", "65534:65534", tmp.file(other)]).status == 0)
             others.insert(other)
         }
+        // Stillborn: a run killed between mkdtemp and its record left an empty folder (or one with
+        // an empty record) a minute ago; a run that is starting now has one too, and keeps it.
+        for (name, age) in [("imgpolicy-simulate-stillborn", 120), ("imgpolicy-simulate-emptyrecord", 120), ("imgpolicy-simulate-starting", 0)] {
+            #expect(mkdir(tmp.file(name), 0o700) == 0)
+            if name.hasSuffix("emptyrecord") { #expect(FileManager.default.createFile(atPath: tmp.file(name) + "/owner", contents: Data())) }
+            var times = [timeval(tv_sec: time(nil) - age, tv_usec: 0), timeval(tv_sec: time(nil) - age, tv_usec: 0)]
+            #expect(utimes(tmp.file(name), &times) == 0)
+        }
+        others.insert("imgpolicy-simulate-starting")
         let live = try startLongSimulation(tmp: tmp.path)
         defer { if live.isRunning { kill(live.processIdentifier, SIGKILL) } }
-        let liveFolder = try #require(try await waitForNewFolder(besides: folders(), in: folders))
+        let liveFolder = try #require(try await waitForNewFolder(besides: folders(), in: tmp.path, folders))
         let result = try await cli.run(SimulateCommandTests.arguments(script: "wifi@0s", extra: ["--items", "20"]), environment: ["TMPDIR": tmp.path])
         #expect(result.status == 0 || result.status == 1, "\(result.stderr)")
         #expect(folders() == others.union([liveFolder]), "\(folders())")
@@ -218,12 +227,18 @@ struct SimulateStoppedTests {
 
     /// The first folder listed by `folders` that is not in `known` (nil after a minute without
     /// one); `then` runs on the watching thread as soon as it is seen.
-    private func waitForNewFolder(besides known: Set<String>, in folders: @escaping @Sendable () -> Set<String>,
+    private static func hasOwnerRecord(_ folder: String) -> Bool {
+        ((try? FileManager.default.attributesOfItem(atPath: folder + "/owner"))?[.size] as? Int ?? 0) > 0
+    }
+
+    private func waitForNewFolder(besides known: Set<String>, in base: String, _ folders: @escaping @Sendable () -> Set<String>,
                                   then action: @escaping @Sendable () -> Void = {}) async throws -> String? {
         try await offThePool { () -> String? in
             let deadline = ContinuousClock.now + .seconds(60)
             while ContinuousClock.now < deadline {
-                if let new = folders().subtracting(known).first {
+                // A folder counts once its owner's record is written (a run killed in the instant
+                // before is another case: a stillborn folder, swept only after a minute).
+                if let new = folders().subtracting(known).first(where: { Self.hasOwnerRecord(base + "/" + $0) }) {
                     action()
                     return new
                 }

@@ -57,4 +57,20 @@ struct TransportErrorMessageTests {
         let error = try #require(await failure("/many"))
         #expect(error.reason.hasPrefix("the response's header fields are too large"), "\(error)")
     }
+
+    @Test func aChunkedBodyCutShortSaysSoWithoutALength() async throws {
+        let image = TestImages.png(size: 20_000)
+        let chunk = Array(String(image.count / 2, radix: 16).utf8) + Array("\r\n".utf8) + Array(image.prefix(image.count / 2))
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nTransfer-Encoding: chunked\r\n\r\n"
+        server.route("/chunked", .raw(Array(head.utf8) + chunk + Array("\r\n".utf8)))
+        let error = try #require(await failure("/chunked"))
+        #expect(error.reason.contains("ended early") && !error.reason.contains("-1"), "\(error)")
+    }
+
+    @Test func oneContentLengthThatIsNotANumberIsNamedSo() async throws {
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 0x92cad\r\nConnection: close\r\n\r\n"
+        server.route("/hex", .raw(Array(head.utf8) + TestImages.png()))
+        let error = try #require(await failure("/hex"))
+        #expect(error.reason.contains("a Content-Length that is not a length (0x92cad)") && !error.reason.contains("disagree"), "\(error)")
+    }
 }

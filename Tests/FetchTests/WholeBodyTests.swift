@@ -107,6 +107,21 @@ struct WholeBodyTests {
         #expect(disk.image(for: url("/short")) == nil)
     }
 
+    /// The excess bytes a short `Content-Length` leaves in a kept-alive connection are never read
+    /// as the next response: the retries open connections of their own and fail for the real
+    /// cause, and the next request elsewhere is answered whole.
+    @Test func aShortContentLengthsConnectionIsNotReused() async throws {
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 300000\r\n\r\n"
+        server.route("/short", .rawKeepingConnection(Array(head.utf8) + Self.imageA))
+        let error = await #expect(throws: FetchError.self) { try await pipeline.image(for: url("/short")) }
+        guard case .incompleteImage? = error?.code else { Issue.record("\(String(describing: error))"); return }
+        #expect(error?.attempts == 3 && server.hits("/short") == 3 && server.connections == 3)
+        let small = TestImages.png(size: 4714, seed: 5)
+        server.route("/next", .ok(small))
+        let answer = try await pipeline.image(for: url("/next"))
+        #expect(answer.bytes == small && server.connections == 4)
+    }
+
     @Test func twoDifferentContentLengthsAreARefusedResponse() async throws {
         let small = TestImages.png(size: 4714, seed: 5)
         let head = "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 4714\r\nContent-Length: 10\r\n\r\n"
@@ -240,5 +255,32 @@ struct TransportStartFailureTests {
         guard case .outOfResources(let message)? = error?.code else { Issue.record("\(String(describing: error))"); return }
         #expect(message.contains("thread"))
         await transport.shutdown()
+    }
+}
+
+/// Checkpoints report each byte once (issue 16 probe: every 64 KiB the whole body so far was
+/// copied and saved again, O(n²) in memory, time and disk writes).
+struct CheckpointReportTests {
+    @Test func eachByteIsReportedOnceAndTheReportsFollowEachOther() async throws {
+        let body = TestImages.png(size: 3 << 20, seed: 4)
+        let server = try TestHTTPServer(routes: ["/big": .stall(200, ["ETag: \"c\"", "Content-Type: image/png"], body, sent: (5 << 20) / 2)])
+        let transport = CurlTransport(configuration: .patient, logger: .disabled, hooks: TransportHooks(assertsShutdownBeforeDeinit: false))
+        let reports = LockedList<BodyCheckpoints.Partial>()
+        let request = DownloadRequest(url: ImageURL(server.url("/big"))!, checkpoints: BodyCheckpoints(every: 64 << 10) { reports.append($0) })
+        let load = Task { try await transport.response(to: request) }
+        #expect(await waitUntil { (reports.values.last?.length ?? 0) >= 2 << 20 })
+        load.cancel()
+        _ = try? await load.value
+        await transport.shutdown()
+        let all = reports.values
+        var expected = 0
+        for report in all {
+            #expect(report.offset == expected, "a report starts where the one before ended")
+            expected = report.length
+        }
+        #expect(all.reduce(0) { $0 + $1.bytes.count } == expected)
+        #expect(Array(body.prefix(expected)) == all.flatMap(\.bytes), "the reports are the body's first bytes")
+        // The last report came when the transfer was cancelled.
+        #expect(all.last?.isFinal == true && all.dropLast().allSatisfy { !$0.isFinal })
     }
 }

@@ -40,6 +40,9 @@ public final class TestHTTPServer: @unchecked Sendable {
         /// These bytes exactly, as the whole answer (head and body, however malformed), then the
         /// connection is closed.
         case raw([UInt8])
+        /// These bytes exactly, then the connection stays open for the next request (a server
+        /// whose `Content-Length` is shorter than what it sent leaves the excess in it).
+        case rawKeepingConnection([UInt8])
         /// Reads the request and never answers; the connection stays open until the client closes it.
         case hang
         /// Computed per hit (1 for the first).
@@ -242,6 +245,8 @@ public final class TestHTTPServer: @unchecked Sendable {
         case .raw(let bytes):
             _ = send(bytes, to: client)
             return false
+        case .rawKeepingConnection(let bytes):
+            return send(bytes, to: client)
         case .burstThenDrip(let status, let headers, let body, let burst, let chunkSize, let interval):
             guard send(head(status, headers + ["Content-Length: \(body.count)"]) + body.prefix(burst), to: client) else { return false }
             var offset = min(burst, body.count)

@@ -387,6 +387,9 @@ public final class ImagePipeline: CacheInspecting {
         state.withLock { $0.downloads += 1 }
         var request = DownloadRequest(url: url, headers: negotiationHeaders(on: network), priority: priority,
                                       retries: http.retries(on: network))
+        // Set once the whole body came: checkpoint saves still queued then are skipped (the partial
+        // body is discarded right after), so that a body that arrives whole costs no disk writes.
+        let completed = Locked(false)
         if let disk, let writes {
             // Only when partial bodies exist (counted in memory: no disk call for the common case).
             if disk.partialStatistics.count > 0, let kept = await writes.thread.run({ disk.partial(for: url) }) {
@@ -394,7 +397,7 @@ public final class ImagePipeline: CacheInspecting {
             }
             // A range counts encoded bytes: resumable bodies are asked for as they are.
             request.headers.append(("Accept-Encoding", "identity"))
-            request.checkpoints = partialCheckpoints(for: url, disk: disk, thread: writes.thread)
+            request.checkpoints = partialCheckpoints(for: url, disk: disk, thread: writes.thread, completed: completed)
         }
         let requestedAt = http.clock()
         let response: DownloadResponse
@@ -416,6 +419,7 @@ public final class ImagePipeline: CacheInspecting {
             state.withLock { $0.resumes.add(savedBytes: response.resumedBytes) }
         }
         // The whole body came: no partial body is left.
+        completed.withLock { $0 = true }
         if let disk, let writes, request.resuming != nil || response.body.count >= disk.partialLimits.minimumBytes {
             writes.thread.submit { disk.discardPartial(for: url) }
         }
@@ -424,18 +428,29 @@ public final class ImagePipeline: CacheInspecting {
 
     /// Keeps the body of a transfer of `url` as a partial body while it arrives: a 200 with a
     /// strong validator, a `Content-Length` and no `Content-Encoding` (a body the downloader
-    /// combined with kept bytes comes as the 200 it completes). Runs on the disk writer's thread.
-    private func partialCheckpoints(for url: ImageURL, disk: DiskCache, thread: DiskThreads) -> BodyCheckpoints {
+    /// combined with kept bytes comes as the 200 it completes). The first report is saved, each
+    /// later one appended (`appendPartial`, which does nothing unless the partial body on disk
+    /// ends exactly where the report starts), on the disk writer's one thread, in order: a body
+    /// of n bytes is written once, not once per report; saves still queued when the whole body
+    /// has come (`completed`) are skipped.
+    private func partialCheckpoints(for url: ImageURL, disk: DiskCache, thread: DiskThreads, completed: Locked<Bool>) -> BodyCheckpoints {
         let clock = http.clock
         let logger = self.logger
         return BodyCheckpoints(every: max(1, disk.partialLimits.minimumBytes)) { received in
-            guard received.status == 200,
-                  let resumption = RangeResumption.ofFailedAttempt(status: 200, headers: received.headers, body: received.body,
-                                                                   receivedThisLoad: received.body.count, now: clock()) else { return }
-            let held = resumption.held
+            guard received.status == 200 else { return }
+            let fields = ResponseFields(received.headers)
+            if let encoding = fields.contentEncoding, encoding.lowercased() != "identity" { return }
+            guard let total = fields.singleContentLength, total > received.length,
+                  let validator = HTTPFreshness(status: 200, headers: received.headers, receivedAt: clock()).rangeValidator else { return }
+            let (bytes, offset) = (received.bytes, received.offset)
             thread.submit {
+                guard !completed.withLock({ $0 }) else { return }
                 do throws(DiskCacheError) {
-                    try disk.savePartial(held.bytes, for: url, validator: held.validator, totalLength: held.totalLength)
+                    if offset == 0 {
+                        _ = try disk.savePartial(bytes, for: url, validator: validator, totalLength: total)
+                    } else {
+                        _ = try disk.appendPartial(bytes, for: url, at: offset)
+                    }
                 } catch {
                     logger.info("cannot keep a partial body", metadata: ["url": "\(url)", "error": "\(error.message)"])
                 }

@@ -222,7 +222,7 @@ public final class CurlTransport: ImageDownloading {
         var resumption = request.resuming.map { RangeResumption(held: $0) }
         while true {
             let generation = backoff.generation
-            let (result, retryAfter, after) = await runAttempt(request, resumption: resumption, returnsHeaders: returnsHeaders)
+            let (result, retryAfter, after) = await runAttempt(request, attempt: attempt, resumption: resumption, returnsHeaders: returnsHeaders)
             // The bytes of this load held by the resumption the attempt made.
             let carried = resumption?.receivedThisLoad ?? 0
             let failure: FetchError
@@ -283,12 +283,13 @@ public final class CurlTransport: ImageDownloading {
 
     /// One attempt: the result, the wait its response asked for with `Retry-After`, and what a
     /// failure leaves for the next attempt.
-    private func runAttempt(_ request: DownloadRequest, resumption: RangeResumption?,
+    private func runAttempt(_ request: DownloadRequest, attempt: Int, resumption: RangeResumption?,
                             returnsHeaders: Bool) async -> (Result<DownloadResponse, FetchError>, RetryAfter?, Transfer.AfterFailure) {
         let url = request.url
         let transfer = Transfer(url: url, maximumBodySize: configuration.maximumBodySize, priority: request.priority,
                                 headers: request.headers, returnsHeaders: returnsHeaders, resumption: resumption)
         transfer.checkpoints = request.checkpoints
+        transfer.freshConnection = attempt > 1
         transfer.nextCheckpoint = request.checkpoints.map { transfer.body.count + $0.every } ?? Int.max
         let scheduler = self.scheduler
         do {

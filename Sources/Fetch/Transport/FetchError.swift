@@ -101,6 +101,8 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case .httpStatus(let status): return "HTTP \(status)" + (Self.statusText[status].map { " (\($0))" } ?? "")
         case .transport(let curlCode, let message): return "\(message) (curl \(curlCode))"
         case .tooLarge(let limit): return "the body is larger than the limit of \(limit) bytes; download stopped"
+        case .truncated(let expected, let received) where expected < 0:
+            return "the body ended early, after \(received) bytes (the connection closed before its last chunk)"
         case .truncated(let expected, let received):
             return "the body ended after \(received) of \(expected) bytes (Content-Length)"
         case .emptyBody: return "the server sent an empty body"

@@ -40,8 +40,17 @@ final class Transfer: @unchecked Sendable {
     var receivedBytes = 0
     /// The `Content-Length` values of the response being received (its header lines, as they come).
     var contentLengths: [String] = []
-    /// Who hears of the body while it arrives, and at which length next.
+    /// Body bytes of the response being received (its own, not the held ones): when they reach its
+    /// `Content-Length` and the image is not whole, the connection is not reused (the rest of the
+    /// image may still be on its way in it).
+    var responseBodyBytes = 0
+    /// The attempts before this one failed: it opens a connection of its own (a failed attempt's
+    /// connection may hold the excess bytes of a short `Content-Length`).
+    var freshConnection = false
+    /// Who hears of the body while it arrives, at which length next, and how much of `body` it
+    /// heard of already (the held bytes of a combined answer count as heard of).
     var checkpoints: BodyCheckpoints?
+    var reportedLength = 0
     var nextCheckpoint = Int.max
     /// The wait a failed response asked for with `Retry-After`, if it did. Locked: a transfer
     /// cancelled as its response arrived is finished (and its waiter reads this) while the

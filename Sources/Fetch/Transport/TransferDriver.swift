@@ -155,6 +155,7 @@ final class TransferDriver: @unchecked Sendable {
         transfer.currentURL = target
         transfer.redirects += 1
         transfer.body = transfer.resumption?.held.bytes ?? []
+        transfer.reportedLength = 0
         transfer.answer = .awaiting
         transfer.contentLengths = []
         _ = imgp_easy_setopt_string(easy, CURLOPT_URL, target.absoluteString)
@@ -174,22 +175,28 @@ final class TransferDriver: @unchecked Sendable {
         return "\(what): \(cause) (curl multi code \(code.rawValue))"
     }
 
-    /// Tells the transfer's checkpoints what arrived so far (status and header fields included).
-    /// A body combined with held bytes is reported as the 200 it completes (`RangeResumption`);
-    /// an error page, or a body not judged yet, is not reported.
+    /// Tells the transfer's checkpoints what arrived since the last report (status and header
+    /// fields included). A body combined with held bytes is reported as the 200 it completes
+    /// (`RangeResumption`), the held bytes counting as reported; an error page, or a body not
+    /// judged yet, is not reported.
     static func report(_ transfer: Transfer, easy: UnsafeMutableRawPointer, isFinal: Bool) {
-        guard let checkpoints = transfer.checkpoints, !transfer.body.isEmpty else { return }
+        guard let checkpoints = transfer.checkpoints, transfer.body.count > transfer.reportedLength else { return }
         var status = 0
         _ = imgp_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        let headers: [(name: String, value: String)]
         switch transfer.answer {
         case .whole:
-            checkpoints.handler(BodyCheckpoints.Partial(status: status, headers: headerFields(of: easy), body: transfer.body, isFinal: isFinal))
+            headers = headerFields(of: easy)
         case .combined:
-            let headers = transfer.resumption?.combinedHeaders(headerFields(of: easy)) ?? []
-            checkpoints.handler(BodyCheckpoints.Partial(status: 200, headers: headers, body: transfer.body, isFinal: isFinal))
+            headers = transfer.resumption?.combinedHeaders(headerFields(of: easy)) ?? []
+            status = 200
         case .awaiting, .error, .refused:
-            break
+            return
         }
+        let offset = transfer.reportedLength
+        let bytes = Array(transfer.body[offset...])
+        transfer.reportedLength = transfer.body.count
+        checkpoints.handler(BodyCheckpoints.Partial(status: status, headers: headers, bytes: bytes, offset: offset, isFinal: isFinal))
     }
 
     /// Judges the body of the response `transfer` receives, at its first bytes (or at its end
@@ -206,6 +213,7 @@ final class TransferDriver: @unchecked Sendable {
         switch resumption.judge(status: status, headers: headerFields(of: easy)) {
         case .combine:
             transfer.answer = .combined
+            transfer.reportedLength = resumption.held.bytes.count
         case .wholeBodyInstead:
             transfer.body.removeAll(keepingCapacity: true)
             transfer.answer = .whole
@@ -333,6 +341,13 @@ final class TransferDriver: @unchecked Sendable {
                 return 0
             }
             transfer.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+            transfer.responseBodyBytes += length
+            if transfer.answer != .error, case .length(let declared) = ContentLengthVerdict(transfer.contentLengths),
+               transfer.responseBodyBytes == declared, case .incomplete = ImageCompleteness.check(transfer.body), let easy = transfer.easy {
+                // A Content-Length shorter than the image: the rest may follow in the connection,
+                // where the next response on it would be read from (RFC 9112 §6.3).
+                _ = imgp_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, 1)
+            }
             if transfer.body.count >= transfer.nextCheckpoint, let checkpoints = transfer.checkpoints, let easy = transfer.easy {
                 transfer.nextCheckpoint = transfer.body.count + checkpoints.every
                 TransferDriver.report(transfer, easy: easy, isFinal: false)
@@ -359,6 +374,7 @@ final class TransferDriver: @unchecked Sendable {
             let line = UnsafeRawBufferPointer(start: data, count: length)
             if line.starts(with: "HTTP/".utf8) {
                 transfer.contentLengths = []
+                transfer.responseBodyBytes = 0
             } else if line.count > 15, line.prefix(15).map({ $0 | 0x20 }).elementsEqual("content-length:".utf8) {
                 let value = String(decoding: line.dropFirst(15).filter { ![0x20, 0x09, 0x0D, 0x0A].contains($0) }, as: UTF8.self)
                 if transfer.contentLengths.count < 100 { transfer.contentLengths.append(value) }
@@ -377,6 +393,7 @@ final class TransferDriver: @unchecked Sendable {
         _ = imgp_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
         // Set by the header callback when a response's framing was in doubt.
         _ = imgp_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, 0)
+        _ = imgp_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, transfer.freshConnection ? 1 : 0)
         // Set or cleared: the previous transfer on this handle may have had extra header fields.
         _ = imgp_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, transfer.requestHeaders.map { UnsafeMutableRawPointer($0) })
         transfer.requestedAt = HTTPDate.now()
@@ -423,7 +440,8 @@ final class TransferDriver: @unchecked Sendable {
         }
         if case .conflicting(let values) = ContentLengthVerdict(transfer.contentLengths) {
             let shown = values.prefix(4).map { TransferDriver.printable($0) }.joined(separator: ", ")
-            return fail(.invalidResponse("\(values.count) Content-Length fields that disagree (\(shown))"))
+            return fail(.invalidResponse(values.count == 1 ? "a Content-Length that is not a length (\(shown))"
+                                                           : "\(values.count) Content-Length fields that disagree (\(shown))"))
         }
         if transfer.tooLarge || code == CURLE_FILESIZE_EXCEEDED { return fail(.tooLarge(limit: transfer.maximumBodySize)) }
         let message = transfer.errorBuffer[0] != 0 ? String(cString: transfer.errorBuffer) : String(cString: curl_easy_strerror(code))
@@ -505,6 +523,7 @@ final class TransferDriver: @unchecked Sendable {
             return "cannot open a connection: too many open files"
         }
         if socketErrno == Int(ENOBUFS) || socketErrno == Int(ENOMEM) { return "cannot open a connection: out of memory" }
+        if message.hasPrefix("libcurl could not be loaded: out of memory") { return message }
         guard message.lowercased().contains("too many open files") else { return nil }
         return imgp_curl_is_loaded() == 0 ? "libcurl could not be loaded: too many open files" : "out of file descriptors: \(message)"
     }

@@ -102,7 +102,8 @@ struct TemporaryCacheFolder {
     /// lock this process can take (no live run holds it), and whose process is gone (no process
     /// with that PID, or one that started at another time). A folder without such a record (an
     /// earlier version's, another program's, a run that has not written it yet), another user's,
-    /// or a live run's is left as it is. Failures are silent: the folder stays for the next run.
+    /// or a live run's is left as it is, except a stillborn one (`removeIfStillborn`: empty but for
+    /// an empty record, unchanged for a minute). Failures are silent: the folder stays for the next run.
     static func sweepDeadFolders(in base: String) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return }
         for name in names where name.hasPrefix(prefix) {
@@ -112,18 +113,40 @@ struct TemporaryCacheFolder {
             let folderFD = DescriptorReserve.admit(open(candidate, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
             guard folderFD >= 0 else { continue }
             defer { close(folderFD) }
+            let folderChanged = info.st_mtim.tv_sec
             let ownerFD = DescriptorReserve.admit(openat(folderFD, ownerName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
-            guard ownerFD >= 0 else { continue }
+            guard ownerFD >= 0 else {
+                if errno == ENOENT { removeIfStillborn(candidate, changed: folderChanged) }
+                continue
+            }
             defer { close(ownerFD) }
             guard fstat(ownerFD, &info) == 0, FileKind(mode: info.st_mode) == .regular, info.st_uid == geteuid(),
-                  info.st_size > 0, info.st_size < 256,
-                  flock(ownerFD, LOCK_EX | LOCK_NB) == 0 else { continue }
+                  info.st_size < 256, flock(ownerFD, LOCK_EX | LOCK_NB) == 0 else { continue }
+            guard info.st_size > 0 else {
+                removeIfStillborn(candidate, changed: folderChanged)
+                continue
+            }
             var record = [UInt8](repeating: 0, count: Int(info.st_size))
             guard record.withUnsafeMutableBytes({ pread(ownerFD, $0.baseAddress, $0.count, 0) }) == record.count,
                   let owner = Owner(record), !owner.isAlive else { continue }
             // Still holding the lock: no run can take the folder meanwhile.
             try? FileManager.default.removeItem(atPath: candidate)
         }
+    }
+
+    /// How long a folder may stay without its owner's record before it is taken for a run killed
+    /// between making it and writing the record (a run writes it at once after `mkdtemp`).
+    static let stillbornAge: Int = 60
+
+    /// Removes `folder` when it holds nothing but an empty `owner` (or nothing at all) and has not
+    /// changed for `stillbornAge` seconds: a run killed in the instant between `mkdtemp` and its
+    /// record. Anything else in it (another program's files) keeps it.
+    private static func removeIfStillborn(_ folder: String, changed: Int) {
+        guard time(nil) - changed >= stillbornAge,
+              let names = try? FileManager.default.contentsOfDirectory(atPath: folder),
+              names.allSatisfy({ $0 == ownerName }) else { return }
+        if !names.isEmpty { _ = unlink(folder + "/" + ownerName) }
+        _ = rmdir(folder)
     }
 
     /// What an `owner` record says.
