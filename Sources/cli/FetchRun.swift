@@ -105,7 +105,7 @@ struct FetchRun {
             return .success(try ImageDecoder().decode(image.bytes, to: TargetSize(width: size.width, height: size.height)))
         } catch {
             if error.meansDamagedBytes { await pipeline.discardUndecodable(image.url) }
-            return .failure(CommandFailure("\(image.url): cannot decode the image: \(error)", status: .dataError))
+            return .failure(SizeOption.failure(decoding: image, error))
         }
     }
 

@@ -50,7 +50,7 @@ import Fetch
     @Test func translucentPixelsAreAveragedPremultiplied() throws {
         // Opaque red beside fully transparent green: the average is half-transparent pure red.
         var source = Samples.gradient(width: 40, height: 40)
-        var pixels = source.pixels
+        var pixels = Array(source.pixels)
         for y in 0..<40 { for x in 0..<40 {
             let i = (y * 40 + x) * 4
             (pixels[i], pixels[i + 1], pixels[i + 2], pixels[i + 3]) = x.isMultiple(of: 2) ? (255, 0, 0, 255) : (0, 255, 0, 0)
@@ -131,7 +131,7 @@ import Fetch
         case "jpeg": try SampleEncoder.jpeg(image, quality: 95)
         case "webp": try SampleEncoder.webp(image)
         case "gif": try SampleEncoder.gif(image)
-        default: try PNGEncoder().encode(image)
+        default: Array(try PNGEncoder().encode(image))
         }
     }
 }
@@ -142,7 +142,7 @@ import Fetch
     @Test func everyListedFormatDecodesAndTheOthersAreNotListed() throws {
         let source = Samples.quadrants(width: 16, height: 8)
         let samples: [ImageFormat: [UInt8]] = [
-            .jpeg: try SampleEncoder.jpeg(source, quality: 95), .png: try PNGEncoder().encode(source),
+            .jpeg: try SampleEncoder.jpeg(source, quality: 95), .png: Array(try PNGEncoder().encode(source)),
             .webp: try SampleEncoder.webp(source), .gif: try SampleEncoder.gif(source),
         ]
         #expect(ImageDecoder.decodableFormats == [.webp, .png, .jpeg, .gif])

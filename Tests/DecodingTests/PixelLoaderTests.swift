@@ -33,7 +33,7 @@ import TestSupport
     }
 
     static func png(_ width: Int, _ height: Int, seed: Int = 0) throws -> [UInt8] {
-        try PNGEncoder().encode(Samples.gradient(width: width + seed, height: height))
+        Array(try PNGEncoder().encode(Samples.gradient(width: width + seed, height: height)))
     }
 
     static func url(_ path: String) -> ImageURL { ImageURL("http://127.0.0.1:9/\(path)")! }

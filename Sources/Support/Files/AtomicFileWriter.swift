@@ -26,6 +26,20 @@ package enum AtomicFileWriter {
     ///   - createFolders: create missing parent folders (mode 0700); otherwise a missing folder is an error.
     package static func write(_ bytes: [UInt8], to path: String, newFileMode: mode_t = 0o644,
                               createFolders: Bool = true) throws(SystemError) {
+        // Array's accessor rethrows untyped errors: the typed one is carried out by hand.
+        let outcome: Result<Void, SystemError> = bytes.withUnsafeBytes { raw in
+            do throws(SystemError) {
+                return .success(try write(raw, to: path, newFileMode: newFileMode, createFolders: createFolders))
+            } catch {
+                return .failure(error)
+            }
+        }
+        try outcome.get()
+    }
+
+    /// Writes the bytes of `bytes` (memory the caller holds for the duration of the call) to `path`, as above.
+    package static func write(_ bytes: UnsafeRawBufferPointer, to path: String, newFileMode: mode_t = 0o644,
+                              createFolders: Bool = true) throws(SystemError) {
         let target = try regularTarget(of: path)
         let folder = parentFolder(of: target.path)
         if createFolders { try makeFolders(folder, for: path) }
@@ -148,9 +162,17 @@ package enum AtomicFileWriter {
 
     /// Writes all of `bytes` to `fd`, retrying short writes and `EINTR`.
     package static func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) throws(SystemError) {
+        let outcome: Result<Void, SystemError> = bytes.withUnsafeBytes { raw in
+            do throws(SystemError) { return .success(try writeAll(raw, to: fd, path: path)) } catch { return .failure(error) }
+        }
+        try outcome.get()
+    }
+
+    /// Writes all of `bytes` to `fd`, as above.
+    package static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, path: String) throws(SystemError) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { systemWrite(fd, $0.baseAddress! + offset, $0.count - offset) }
+            let written = systemWrite(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 throw failure(path, "write failed: \(errnoText(errno).lowercased())")
