@@ -30,8 +30,8 @@ enum ImageOutput {
         case .fifo, .characterDevice:
             try writeDirectly(bytes, to: path)
         default:   // a regular file, or nothing there yet (the refused kinds were thrown above)
-            do throws(DataFileError) {
-                try bytes.withUnsafeBytes { (raw) throws(DataFileError) in
+            do throws(SystemError) {
+                try bytes.withUnsafeBytes { (raw) throws(SystemError) in
                     try AtomicFileWriter.write(raw, to: path, createFolders: false)
                 }
             } catch {
@@ -86,8 +86,8 @@ enum ImageOutput {
         }
         let flags = fcntl(fd, F_GETFL)
         if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
-        do throws(DataFileError) {
-            try bytes.withUnsafeBytes { (raw) throws(DataFileError) in try AtomicFileWriter.writeAll(raw, to: fd, path: path) }
+        do throws(SystemError) {
+            try bytes.withUnsafeBytes { (raw) throws(SystemError) in try AtomicFileWriter.writeAll(raw, to: fd, path: path) }
         } catch {
             throw failure(path, error.message)
         }
