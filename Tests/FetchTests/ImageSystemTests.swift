@@ -167,6 +167,25 @@ struct ImageSystemTests {
     }
 
     @Test(.timeLimit(.minutes(2)))
+    func syncShutdownBlocksUntilThePartsAreDown() async throws {
+        let home = TemporaryFolder()
+        let images = try ImageSystem(configuration: .init(environment: ["HOME": home.path, "IMGPOLICY_NETWORK": "wifi"]))
+        guard case .imageReady = await images.load(item) else { Issue.record("no image"); await images.shutdown(); return }
+        // From a thread of its own, as the end of a synchronous `main` would call it.
+        let stopped = await withCheckedContinuation { continuation in
+            Thread {
+                images.syncShutdown()
+                continuation.resume(returning: images.transport?.scheduler.hasStopped == true)
+            }.start()
+        }
+        #expect(stopped)
+        #expect(images.isShutDown)
+        // The disk write was flushed before it returned.
+        #expect(try DiskCache(folder: home.path + "/.cache/imgpolicy").storedImage(for: item.original)?.bytes == image)
+        await images.shutdown()   // and the async one after it returns at once
+    }
+
+    @Test(.timeLimit(.minutes(2)))
     func aLoadInFlightEndsWhenTheSystemShutsDown() async throws {
         let home = TemporaryFolder()
         let images = try ImageSystem(configuration: .init(environment: ["HOME": home.path, "IMGPOLICY_NETWORK": "wifi"]))
