@@ -53,8 +53,14 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["Transport", "Caching", "Accounting", "HTTPSemantics", "Policy", "Support", .product(name: "Logging", package: "swift-log")]),
         // Lists: rows, visibility, priorities, prefetch, decisions made again on change.
         .target(name: "Lists", dependencies: ["Pipeline", "Transport", "Caching", "Accounting", "HTTPSemantics", "Policy", "Support", .product(name: "Logging", package: "swift-log")]),
-        // The product apps import to load what the policy decided: the floors above, re-exported.
-        .target(name: "Fetch", dependencies: ["Lists", "Pipeline", "Accounting", "Caching", "Transport", "HTTPSemantics", "Policy"]),
+        // The product apps import to load what the policy decided: the floors above, re-exported,
+        // and the front door (`ImageSystem`: the parts made with the command's defaults, one
+        // shutdown), which follows the network with `LinuxReachability` on Linux.
+        .target(name: "Fetch", dependencies: [
+            "Lists", "Pipeline", "Accounting", "Caching", "Transport", "HTTPSemantics", "Policy", "Support",
+            .target(name: "LinuxNetwork", condition: .when(platforms: [.linux])),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // Linux's network facts behind `Policy`'s reachability protocol: sysfs, the kernel's routes,
         // netlink events, NetworkManager and ModemManager. Linux only.
         .target(name: "LinuxNetwork", dependencies: ["Policy", "Support", "CNetlink", "CSystemBus", .product(name: "Logging", package: "swift-log")]),

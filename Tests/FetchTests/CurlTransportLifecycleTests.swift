@@ -50,8 +50,8 @@ struct CurlTransportLifecycleTests {
             #expect((try? await task.value) == nil)
         }
         #expect(transport.load == (0, 0))
-        // Afterwards: downloads fail at once as asked of a transport already shut down (not as
-        // cancelled: nobody cancelled them), and shutting down again is harmless.
+        // Afterwards: downloads fail at once as asked for after the shutdown (not as cancelled),
+        // and shutting down again is harmless.
         await #expect(throws: FetchError(url: url("/image"), code: .alreadyShutdown)) { try await transport.download(url("/image")) }
         await transport.shutdown()
     }
