@@ -249,11 +249,6 @@ public final class ImagePipeline: CacheInspecting {
         set { state.withLock { $0.backgroundUsage = newValue } }
     }
 
-    /// Background revalidations of stale entries: started, answered 304, answered 200, failed.
-    public var revalidationStatistics: RevalidationStatistics {
-        state.withLock { $0.revalidation }
-    }
-
     /// Removes the image at `url` from the memory and the disk cache because its bytes did not
     /// decode (a body cut short or damaged that an earlier version cached, a server that sent
     /// garbage with an image's signature), and counts it (`undecodableDiscarded`): the next load
@@ -278,38 +273,18 @@ public final class ImagePipeline: CacheInspecting {
         logger.notice("an image that does not decode was removed from the caches", metadata: ["url": "\(url)"])
     }
 
-    /// Entries removed by `discardUndecodable(_:)` so far.
-    public var undecodableDiscarded: Int {
-        state.withLock { $0.undecodableDiscarded }
-    }
-
-    /// Downloads completed by resuming a partial body, and the bytes that were not downloaded again.
-    public var resumeStatistics: ResumeStatistics {
-        state.withLock { $0.resumes }
-    }
-
-    /// Loads in flight, downloads started so far, disk writes waiting, and disk writes that failed.
-    public var statistics: (inFlight: Int, downloads: Int, pendingDiskWrites: Int, diskWriteFailures: Int) {
-        let (inFlight, downloads) = state.withLock { ($0.table.loads.count, $0.downloads) }
+    /// Every read-out at this call (see `Statistics`).
+    public var statistics: Statistics {
+        let pipeline = state.withLock { state in
+            (inFlight: state.table.loads.count, waiters: state.table.waiterCount, downloads: state.downloads,
+             revalidation: state.revalidation, resume: state.resumes, undecodable: state.undecodableDiscarded)
+        }
         let writes = self.writes?.statistics ?? (pending: 0, written: 0, failed: 0, dropped: 0)
-        return (inFlight, downloads, writes.pending, writes.failed)
-    }
-
-    /// Disk writes queued or running, written, failed, and dropped because the queue was full.
-    public var diskWriteStatistics: (pending: Int, written: Int, failed: Int, dropped: Int) {
-        writes?.statistics ?? (pending: 0, written: 0, failed: 0, dropped: 0)
-    }
-
-    /// The disk writes that failed so far, one per distinct message (the first 100 messages): the
-    /// first failure with that message (it names the path) and how many writes failed so.
-    public var diskWriteFailures: [(error: DiskCacheError, occurrences: Int)] {
-        writes?.failures ?? []
-    }
-
-    /// Loads in flight and calls waiting for them: both zero when no call is running and every
-    /// load has ended. For tests and diagnostics.
-    public var bookkeeping: (loads: Int, waiters: Int) {
-        state.withLock { ($0.table.loads.count, $0.table.waiterCount) }
+        let causes = (self.writes?.failures ?? []).map { DiskWriteFailure(error: $0.error, occurrences: $0.occurrences) }
+        return Statistics(inFlight: pipeline.inFlight, waiters: pipeline.waiters, downloads: pipeline.downloads,
+                          pendingDiskWrites: writes.pending, diskWritesCompleted: writes.written, diskWriteFailures: writes.failed,
+                          diskWritesDropped: writes.dropped, diskWriteFailureCauses: causes, revalidation: pipeline.revalidation,
+                          resume: pipeline.resume, undecodableDiscarded: pipeline.undecodable)
     }
 
     /// Waits until the background revalidations running at this call have ended, then until

@@ -155,7 +155,8 @@ struct FetchRun {
         }
         output.endProgress()
         await pipeline.flush()
-        for (error, occurrences) in pipeline.diskWriteFailures {
+        for cause in pipeline.statistics.diskWriteFailureCauses {
+            let (error, occurrences) = (cause.error, cause.occurrences)
             let more = occurrences > 1 ? " (and \(occurrences - 1) more cache writes failed so)" : ""
             output.writeError("imgpolicy: \(TerminalText.escaped("\(error)\(more)"))\n")
             results.failure = CommandFailure("", status: .ioError)

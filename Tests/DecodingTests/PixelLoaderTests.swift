@@ -198,7 +198,7 @@ import TestSupport
             Issue.record("expected the original fetched again, got \(events.values)")
             return
         }
-        #expect(image.width == 50 && pipeline.undecodableDiscarded == 1 && downloader.calls(to: url) == 1)
+        #expect(image.width == 50 && pipeline.statistics.undecodableDiscarded == 1 && downloader.calls(to: url) == 1)
         await pipeline.flush()
         #expect(disk.cache.image(for: url) == good)
     }
@@ -214,7 +214,7 @@ import TestSupport
             return
         }
         #expect(decision.rule == "offline-cached-thumbnail")
-        #expect(disk.cache.image(for: original) == nil && downloader.requests.isEmpty && pipeline.undecodableDiscarded == 1)
+        #expect(disk.cache.image(for: original) == nil && downloader.requests.isEmpty && pipeline.statistics.undecodableDiscarded == 1)
     }
 
     @Test func offlineWithNothingElseCachedItIsThePlaceholder() async throws {

@@ -155,6 +155,21 @@ import TestSupport
     /// and lossy (`webp-lossy`, quality 90, any alpha), which are decoded at full size and
     /// resampled exactly. Before, an opaque WebP was scaled by libwebp: a flat colour came out
     /// uneven at 1 × 12,309 (seed 9359427611094022444), a lossy one missed by up to 27/255.
+    /// A JPEG whose sides are not a multiple of the DCT scale is scaled by the decoder only when
+    /// the padded last block weighs little: a 5 × 5 gradient at 1/8 came out as the mean of a block
+    /// padded with copies of its edge, 11.5/255 from its area average (seed 9683508559916622291).
+    @Test(arguments: [(5, 5, 1, 1), (13, 7, 1, 1), (300, 9, 3, 1), (1_001, 601, 20, 12)])
+    func aJPEGWithPartialBlocksIsStillTheAreaAverage(_ args: (Int, Int, Int, Int)) throws {
+        let (width, height, outWidth, outHeight) = args
+        var generator = SeededGenerator(seed: 9_683_508_559_916_622_291)
+        let bytes = try DecodingTests().encode(Self.smooth(width: width, height: height, using: &generator), "jpeg")
+        let decoder = ImageDecoder()
+        let full = try decoder.decode(bytes)
+        let image = try decoder.decode(bytes, to: TargetSize(width: outWidth, height: outHeight, contentMode: .fill))
+        let difference = Samples.difference(image, Samples.reference(full, width: image.width, height: image.height))
+        #expect(difference.mean < 1.5, "mean \(difference.mean), max \(difference.max): \(width)x\(height) -> \(image.width)x\(image.height)")
+    }
+
     @Test(arguments: ["png", "gif", "webp", "webp-lossy", "jpeg"])
     func everyFormatDownsamplesToTheAreaAverage(format: String) throws {
         var generator = SeededGenerator(seed: Self.seed &+ UInt64(format.utf8.reduce(0) { $0 &* 31 &+ Int($1) }))

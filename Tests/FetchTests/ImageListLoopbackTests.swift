@@ -98,7 +98,7 @@ struct ImageListLoopbackTests {
         list.setScrollPhase(.idle)
         #expect(await waitUntil { got(0, "imageReady original", bytes: TestImages.png(seed: 51)) })
         gate.open()
-        #expect(await waitUntil { pipeline.bookkeeping == (0, 0) && got(1, "imageReady original", bytes: TestImages.png(seed: 52)) })
+        #expect(await waitUntil { pipeline.statistics.isIdle && got(1, "imageReady original", bytes: TestImages.png(seed: 52)) })
         #expect(events.values.filter { $0.row == 0 }.allSatisfy { $0.item == fast || $0.summary == "placeholder" })
         #expect(server.hits("/slow") == (reuse == .whileTheServerHoldsIt ? 1 : 0))
         // `staleDropped` is not checked: a placeholder for the new item may be overtaken on the
@@ -123,7 +123,7 @@ struct ImageListLoopbackTests {
         list.setVisibleRows(0..<1)
         #expect(await waitUntil { server.hits("/held") == 1 && got(0, "imageReady thumbnail", bytes: TestImages.png(seed: 61)) })
         list.networkChanged(to: .offline)
-        #expect(await waitUntil { pipeline.bookkeeping == (0, 0) })
+        #expect(await waitUntil { pipeline.statistics.isIdle })
         #expect(events.values.map(\.summary) == ["imageReady thumbnail"])
         list.stop()
     }

@@ -176,7 +176,7 @@ struct ImageListScenarioTests {
         #expect(await h.waitForDownloads(2))
         #expect(await waitUntil { h.rows([0], got: "imageReady thumbnail") })   // never blank meanwhile
         h.list.networkChanged(to: .offline)
-        #expect(await waitUntil { h.scripted.inFlightCount == 0 && h.pipeline.bookkeeping == (0, 0) })
+        #expect(await waitUntil { h.scripted.inFlightCount == 0 && h.pipeline.statistics.isIdle })
         #expect(await waitUntil { h.rows([1], got: "placeholder") })
         #expect(h.events(row: 0).map(\.summary) == ["imageReady thumbnail"])
         #expect(h.scripted.callCount == 2)

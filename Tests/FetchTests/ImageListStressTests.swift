@@ -99,7 +99,7 @@ struct ImageListStressTests {
             return screen.events
         }
         clock.advance(by: .seconds(10))
-        #expect(await waitUntil { scripted.inFlightCount == 0 && pipeline.bookkeeping == (0, 0) })
+        #expect(await waitUntil { scripted.inFlightCount == 0 && pipeline.statistics.isIdle })
         for _ in 0..<20 { await Task.yield() }
         let (events, violations) = await MainActor.run { (screen.events, screen.violations) }
         #expect(events == atStop, "events after stop()")

@@ -191,7 +191,7 @@ struct ImagePipelineDiskTests {
         }
         await pipeline.flush()
         #expect(pipeline.statistics.diskWriteFailures == 3)
-        let failures = pipeline.diskWriteFailures
+        let failures = pipeline.statistics.diskWriteFailureCauses
         #expect(failures.count == 1)
         #expect(failures.first?.error.path.hasPrefix(folder.path) == true)
         #expect(failures.first?.occurrences == 3)

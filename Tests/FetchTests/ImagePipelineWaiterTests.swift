@@ -36,7 +36,7 @@ struct ImagePipelineWaiterTests {
         }
         #expect(delivered >= 1300)
         #expect(downloader.started == 1)
-        #expect(await waitUntil { pipeline.bookkeeping == (0, 0) }, "\(pipeline.bookkeeping)")
+        #expect(await waitUntil { pipeline.statistics.isIdle }, "\(pipeline.statistics)")
     }
 
     /// Many URLs, random latencies, every waiter cancelled at a random moment (or not at all):
@@ -62,7 +62,7 @@ struct ImagePipelineWaiterTests {
             }
             try await group.waitForAll()
         }
-        #expect(await waitUntil { pipeline.bookkeeping == (0, 0) }, "\(pipeline.bookkeeping)")
+        #expect(await waitUntil { pipeline.statistics.isIdle }, "\(pipeline.statistics)")
     }
 
     /// The transfer had completed when every waiter left: the body goes to the memory cache, then
@@ -77,7 +77,7 @@ struct ImagePipelineWaiterTests {
         for task in tasks { task.cancel() }
         for task in tasks { await #expect(throws: FetchError(url: url, code: .cancelled)) { try await task.value } }
         downloader.open()                      // the transport reports the completed transfer
-        #expect(await waitUntil { pipeline.bookkeeping == (0, 0) })
+        #expect(await waitUntil { pipeline.statistics.isIdle })
         #expect(pipeline.memory.containsImage(at: url))
         await pipeline.flush()
         #expect(disk.containsImage(at: url))
@@ -97,12 +97,12 @@ struct ImagePipelineWaiterTests {
         first.cancel()
         await #expect(throws: FetchError(url: url, code: .cancelled)) { try await first.value }
         let second = Task { try await pipeline.image(for: url) }
-        #expect(await waitUntil { pipeline.bookkeeping.waiters == 1 })
+        #expect(await waitUntil { pipeline.statistics.waiters == 1 })
         downloader.open()
         let image = try await second.value
         #expect(image.source == .network && image.bytes == body(of: url))
         #expect(downloader.started == 1)
-        #expect(pipeline.bookkeeping == (0, 0))
+        #expect(pipeline.statistics.isIdle)
     }
 
     /// If the stopped transfer did not complete, the callers that joined it get a fresh load, not
@@ -117,11 +117,11 @@ struct ImagePipelineWaiterTests {
         await #expect(throws: FetchError(url: url, code: .cancelled)) { try await first.value }
         // The stopped transfer has not reported back yet: the new caller joins it.
         let second = Task { try await pipeline.image(for: url) }
-        #expect(await waitUntil { pipeline.bookkeeping == (loads: 1, waiters: 1) })
+        #expect(await waitUntil { pipeline.statistics.inFlight == 1 && pipeline.statistics.waiters == 1 })
         downloader.open()
         let image = try await second.value
         #expect(image.source == .network && image.bytes == body(of: url))
         #expect(downloader.started == 2)
-        #expect(pipeline.bookkeeping == (0, 0))
+        #expect(pipeline.statistics.isIdle)
     }
 }

@@ -123,11 +123,16 @@ public struct ImageDecoder: Sendable {
         }
         // What the decoder itself produces: for a JPEG, 1/8, 1/4 or 1/2 of the image when each
         // output pixel still covers at least a whole decoded pixel (TurboJPEG rounds the scaled size
-        // up: its last row and column cover what is left, which the resampler knows).
+        // up: its last row and column cover what is left, which the resampler knows). That last row
+        // or column is the mean of a block padded past the image (the encoder repeats the edge),
+        // not of what is left: so a side that is not a multiple of the scale is scaled only when it
+        // is at least 64 decoded pixels long, where that strip weighs 1/64 of the image at most (a
+        // 5 × 5 JPEG at 1/8 missed its area average by 11.5/255).
         var (decodedWidth, decodedHeight, denominator) = (width, height, 1)
         switch codec {
         case .jpeg:
-            for scale in [8, 4, 2] where width >= outWidth * scale && height >= outHeight * scale {
+            for scale in [8, 4, 2] where width >= outWidth * scale && height >= outHeight * scale
+                && (width % scale == 0 || width >= 64 * scale) && (height % scale == 0 || height >= 64 * scale) {
                 (decodedWidth, decodedHeight, denominator) = ((width + scale - 1) / scale, (height + scale - 1) / scale, scale)
                 break
             }
