@@ -88,9 +88,9 @@ struct DataUsageRecorderTests {
 
     @Test func observersGetTheCurrentValueThenEachChange() async throws {
         var changes = recorder.changes().makeAsyncIterator()
-        #expect(await changes.next() == DataUsage())
+        #expect(try await withDeadline("the current usage") { await changes.next() } == DataUsage())
         _ = try await load(item("h"), with: loader(NetworkState(.cellular)))
-        let next = await changes.next()
+        let next = try await withDeadline("the usage after a download") { await changes.next() }
         #expect(next?.downloadedBytes() == 2_000)
         #expect(next == recorder.usage)
     }
