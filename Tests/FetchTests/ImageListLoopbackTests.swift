@@ -38,10 +38,10 @@ struct ImageListLoopbackTests {
     }
 
     /// An item served at /NAME (the original, PNG seed `seed`) and /NAME-t (the thumbnail, seed + 100).
-    func item(_ name: String, seed: Int) -> ImageItem {
+    func servedItem(_ name: String, seed: Int) -> ImageItem {
         server.route("/\(name)", .ok(TestImages.png(seed: seed)))
         server.route("/\(name)-t", .ok(TestImages.png(seed: seed + 100)))
-        return ImageItem(id: name, original: ImageURL(server.url("/\(name)"))!, thumbnail: ImageURL(server.url("/\(name)-t")))
+        return ImageItem.named(name, at: server.url("/"))
     }
 
     func got(_ row: Int, _ summary: String, bytes: [UInt8]) -> Bool {
@@ -58,7 +58,7 @@ struct ImageListLoopbackTests {
     /// fetched once.
     @Test
     func cellularToWiFiUpgradesOverHTTP() async {
-        let items = (0..<4).map { item("up\($0)", seed: $0) }
+        let items = (0..<4).map { servedItem("up\($0)", seed: $0) }
         let list = makeList()
         list.setItems(items)
         list.setVisibleRows(0..<3)
@@ -84,9 +84,9 @@ struct ImageListLoopbackTests {
         defer { gate.open() }
         server.route("/slow", gate.hold(.ok(TestImages.png(seed: 50))))
         let slow = ImageItem(id: "slow", original: ImageURL(server.url("/slow"))!)
-        let fast = item("fast", seed: 51)
+        let fast = servedItem("fast", seed: 51)
         let list = makeList()
-        list.setItems([slow, item("other", seed: 52)])
+        list.setItems([slow, servedItem("other", seed: 52)])
         if reuse == .whileHeldByAFling { list.setScrollPhase(.flinging) }
         list.setVisibleRows(0..<2)
         if reuse == .whileTheServerHoldsIt {
@@ -94,7 +94,7 @@ struct ImageListLoopbackTests {
         } else {
             #expect(await waitUntil { events.values.filter { $0.summary == "placeholder" }.count == 2 })
         }
-        list.setItems([fast, item("other", seed: 52)])
+        list.setItems([fast, servedItem("other", seed: 52)])
         list.setScrollPhase(.idle)
         #expect(await waitUntil { got(0, "imageReady original", bytes: TestImages.png(seed: 51)) })
         gate.open()

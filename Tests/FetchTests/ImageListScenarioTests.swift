@@ -70,7 +70,7 @@ struct ImageListScenarioTests {
     @Test(arguments: Reuse.allCases)
     func reuseWhileQueued(_ reuse: Reuse) async {
         let h = ListHarness(network: Self.wifi, nearRows: 0)
-        let newItem = ListHarness.item(100)
+        let newItem = ImageItem.named("100", suffix: ".jpg")
         h.scripted.script(newItem.original, .bytes(ListHarness.bytes(newItem.original)), after: .seconds(2))
         h.list.setItems(h.items)
         if reuse == .whileHeldByAFling { h.list.setScrollPhase(.flinging) }
@@ -302,11 +302,11 @@ struct ImageListScenarioTests {
     /// queue without ever starting, and the new item's request starts instead.
     @Test func reuseWhileQueuedInTheDownloader() async throws {
         let (downloader, list, events, blocking, blocker) = await Self.queuedList(plan: .nothing)
-        let items = (0..<4).map(ListHarness.item)
+        let items = (0..<4).map { ImageItem.named("\($0)", suffix: ".jpg") }
         list.setItems(items)
         list.setVisibleRows(0..<2)
         #expect(await waitUntil { downloader.waitingCount == 2 })
-        let newItem = ListHarness.item(100)
+        let newItem = ImageItem.named("100", suffix: ".jpg")
         list.setItems([items[0], newItem] + items[2...])
         #expect(await waitUntil { downloader.priority(of: items[1].original) == nil && downloader.waitingCount == 2 })
         #expect(downloader.priority(of: newItem.original) == LoadPriority(.visible, order: 1))
@@ -348,7 +348,7 @@ struct ImageListScenarioTests {
     @Test func priorityOvertaking() async throws {
         let (downloader, list, _, blocking, blocker) = await Self.queuedList(plan: PrefetchPlan(ahead: 8))
         #expect(downloader.startOrder == [blocker])
-        let items = (0..<20).map(ListHarness.item)
+        let items = (0..<20).map { ImageItem.named("\($0)", suffix: ".jpg") }
         list.setItems(items)
         list.setVisibleRows(0..<2)
         #expect(await waitUntil { downloader.waitingCount == 10 })
