@@ -26,7 +26,7 @@ struct ImageListStressTests {
     /// upgrade always replaces a thumbnail of the same item; nothing arrives after `stop()`.
     @Test(arguments: seeds)
     func randomScrollingReuseAndNetworkChangesDeliverNothingWrong(seed: UInt64) async {
-        var random = SeededGenerator(seed: seed)
+        var random = SeededGenerator(seed: seed, label: "list stress")
         let clock = ManualClock()
         let scripted = ScriptedDownloader(clock: clock)
         let pool = (0..<400).map { ImageItem.named("\($0)", suffix: ".jpg") }

@@ -181,7 +181,8 @@ struct ImageSlotTests {
     /// every event delivered belongs to the slot's current load at that moment. Zero stale.
     @MainActor
     @Test func thousandsOfReuseCyclesDeliverNothingStale() async {
-        let downloader = RandomLatencyDownloader(maxLatency: .milliseconds(2))
+        var random = SeededGenerator(seed: 0x510_7C1C, label: "slot reuse cycles")
+        let downloader = RandomLatencyDownloader(maxLatency: .milliseconds(2), random: SeededBits(seed: random.next()))
         var current: ImageURL?
         var stale: [String] = []
         var delivered = 0
@@ -195,14 +196,14 @@ struct ImageSlotTests {
             let item = ImageItem(id: "\(cycle)", original: doubleURL("cell-\(cycle % 97)"), thumbnail: nil)
             last = slot.load(item)
             current = item.original
-            switch Int.random(in: 0..<6) {
+            switch Int.random(in: 0..<6, using: &random) {
             case 0:
                 slot.cancel()
                 current = nil
             case 1, 2:
                 await Task.yield()
             case 3:
-                try? await Task.sleep(for: .microseconds(Int.random(in: 0...1500)))
+                try? await Task.sleep(for: .microseconds(Int.random(in: 0...1500, using: &random)))
             default:
                 break
             }
