@@ -64,9 +64,14 @@ struct ImageListLoopbackTests {
         list.setVisibleRows(0..<3)
         list.start()
         #expect(await waitUntil { (0..<3).allSatisfy { got($0, "imageReady thumbnail", bytes: TestImages.png(seed: $0 + 100)) } })
+        // The list starts its loads before the call that changed it returns: three thumbnail loads,
+        // all delivered, so no request for an original is on its way (not only "not there yet").
+        #expect(list.statistics.loadsStarted == 3)
         #expect(server.hits("/up0") == 0)
         reachability.update(to: NetworkState(.wifi))
         #expect(await waitUntil { (0..<3).allSatisfy { got($0, "upgraded original", bytes: TestImages.png(seed: $0)) } })
+        // Three more (the visible originals), all delivered: nothing for row 3 was ever started.
+        #expect(list.statistics.loadsStarted == 6)
         #expect((0..<3).allSatisfy { server.hits("/up\($0)") == 1 && server.hits("/up\($0)-t") == 1 })
         #expect(server.hits("/up3") == 0 && server.hits("/up3-t") == 0)
         #expect(list.statistics.upgrades == 3)

@@ -31,6 +31,9 @@ struct ImageListScenarioTests {
         #expect(await waitUntil { h.rows([22], got: "imageReady \(variant)") })
         #expect(await waitUntil { h.rows([23], got: "imageReady thumbnail") })      // never blank: the cached thumbnail
         #expect(await waitUntil { h.rows([20, 21, 24, 18, 19, 25, 26], got: "placeholder") })
+        // The list decides and starts its loads before `setVisibleRows` returns: no load that could
+        // download was started, so none can reach the downloader later (not only "none yet").
+        #expect(h.list.statistics.networkLoadsStarted == 0)
         #expect(h.scripted.callCount == 0)
         #expect(h.list.statistics.deferredWhileScrolling > 0)
 
@@ -148,9 +151,12 @@ struct ImageListScenarioTests {
         h.list.setItems(h.items)
         h.list.setVisibleRows(0..<2)
         #expect(await h.waitForDownloads(2))
+        let started = h.list.statistics.networkLoadsStarted
         h.list.networkChanged(to: Self.cellular)
         if letsRunningLoadsFinish {
             #expect(h.list.statistics.loadsLetFinish == 2)
+            // Decided before `networkChanged` returned: no new load, so no thumbnail download, ever.
+            #expect(h.list.statistics.networkLoadsStarted == started)
             h.clock.advance(by: .seconds(2))
             #expect(await waitUntil { h.rows(0..<2, got: "imageReady original") })
             #expect(h.scripted.calls(to: h.thumbnail(0)) == 0)
@@ -258,7 +264,11 @@ struct ImageListScenarioTests {
         #expect(await h.waitForDownloads(5))                  // rows 0, 1, near 2, prefetch 3, 4
         h.clock.advance(by: .seconds(1))
         #expect(await waitUntil { h.pipeline.containsImage(at: h.thumbnail(4)) && h.rows(0..<3, got: "imageReady thumbnail") })
+        let started = h.list.statistics.networkLoadsStarted
         h.list.networkChanged(to: Self.wifi)
+        // Three loads started (rows 0 to 2) before `networkChanged` returned, and all three reached
+        // the downloader: no load for rows 3 and 4 is on its way (not only "not there yet").
+        #expect(h.list.statistics.networkLoadsStarted == started + 3)
         #expect(await waitUntil { (0..<3).allSatisfy { h.scripted.calls(to: h.original($0)) == 1 } })
         #expect(h.scripted.calls(to: h.original(3)) == 0 && h.scripted.calls(to: h.original(4)) == 0)
         h.list.setVisibleRows(2..<4)                           // row 4 is near now
@@ -291,8 +301,12 @@ struct ImageListScenarioTests {
         h.clock.advance(by: .seconds(2))
         #expect(await waitUntil { h.rows([0], got: "imageReady original") })
         h.pipeline.memory.purge()                               // not cached any more: cellular decides the thumbnail
+        let started = h.list.statistics.loadsStarted
         h.list.networkChanged(to: Self.cellular)
         h.list.setVisibleRows(0..<2)
+        // One load started (row 1's) before these calls returned, and it reached the downloader:
+        // nothing for row 0 is on its way, neither a download nor an event.
+        #expect(h.list.statistics.loadsStarted == started + 1)
         #expect(await waitUntil { h.scripted.calls(to: h.thumbnail(1)) == 1 })
         #expect(h.scripted.calls(to: h.thumbnail(0)) == 0)
         #expect(h.events(row: 0).map(\.summary) == ["imageReady original"])
