@@ -24,11 +24,12 @@ public struct DeadlineExceeded: Error, CustomStringConvertible {
 ///
 /// `body` runs in a task of its own while the caller waits for it (the caller does nothing else
 /// meanwhile, so `body` may use the caller's variables, an iterator among them). When `seconds`
-/// pass first, that task is cancelled: the awaits of async streams end at once (`next()` returns
+/// pass first (counted as `waitUntil` counts: in looks, so that a starved machine does not use the
+/// wait up), that task is cancelled: the awaits of async streams end at once (`next()` returns
 /// nil) and the caller gets `DeadlineExceeded`. A body that ignores cancellation (a continuation
 /// nobody resumes) cannot be ended from outside: 30 s after the deadline the test process stops
 /// with a message saying which wait it was, a failure CI reports instead of a hang.
-public func withDeadline<T>(seconds: Double = 30, _ waitingFor: String,
+public func withDeadline<T>(seconds: Double = 60, _ waitingFor: String,
                             fileID: String = #fileID, line: Int = #line,
                             _ body: @escaping () async throws -> T) async throws -> T {
     let exceeded = DeadlineExceeded(waitingFor: waitingFor, seconds: seconds, location: "\(fileID):\(line)")
@@ -36,7 +37,10 @@ public func withDeadline<T>(seconds: Double = 30, _ waitingFor: String,
     let finishedInTime = try await withThrowingTaskGroup(of: Bool.self) { group in
         group.addTask { await run.run(); return true }
         group.addTask {
-            try await Task.sleep(for: .seconds(seconds))   // cancelled when the body finishes first
+            // Counted in looks of 10 ms, as `waitUntil` counts its own: a cooperative pool starved
+            // by ThreadSanitizer starves this watchdog as much as the work it watches. Cancelled
+            // (the sleep throws) when the body finishes first.
+            for _ in 0..<max(1, Int(seconds * 100)) { try await Task.sleep(for: .milliseconds(10)) }
             return false
         }
         defer { group.cancelAll() }   // the sleep, or the late body: leaving the group waits for it
