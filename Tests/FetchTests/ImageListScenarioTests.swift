@@ -288,6 +288,9 @@ struct ImageListScenarioTests {
         #expect(await h.waitForDownloads(1))
         h.clock.advance(by: .seconds(2))
         #expect(await waitUntil { h.rows([0], got: "upgraded original") })
+        // One load (the original's, which delivered the cached thumbnail on the way) and it has
+        // ended: no thumbnail download can still come.
+        #expect(h.list.statistics.loadsStarted == 1)
         #expect(h.events(row: 0).map(\.summary) == ["imageReady thumbnail", "upgraded original"])
         #expect(h.scripted.calls(to: h.thumbnail(0)) == 0)
     }
