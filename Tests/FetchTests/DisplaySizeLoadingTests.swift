@@ -109,9 +109,13 @@ struct DisplaySizeLoadingTests {
         list.setItems(items)
         list.setVisibleRows(0..<2)
         #expect(await waitUntil { events.values.filter { $0.summary == "imageReady thumbnail" }.count == 2 })
+        // A list starts its loads before the call that changed it returns: two (the thumbnails),
+        // both delivered, so no request for an original is on its way (not only "not there yet").
+        #expect(list.statistics.loadsStarted == 2)
         #expect((0..<2).allSatisfy { server.hits("/row\($0)-t") == 1 && server.hits("/row\($0)") == 0 })
         list.setDisplayWidth(1000)
         #expect(await waitUntil { events.values.filter { $0.summary == "upgraded original" }.count == 2 })
+        #expect(list.statistics.loadsStarted == 4)   // the two originals, delivered: nothing for row 2
         #expect((0..<2).allSatisfy { server.hits("/row\($0)") == 1 && server.hits("/row\($0)-t") == 1 })
         #expect(server.hits("/row2") == 0 && server.hits("/row2-t") == 0)
         let delivered = events.values.count

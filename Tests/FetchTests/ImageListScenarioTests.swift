@@ -335,6 +335,9 @@ struct ImageListScenarioTests {
         downloader.finish(newItem.original)
         #expect(await waitUntil { events.values.filter { $0.summary == "imageReady original" }.count == 2 })
         #expect(downloader.startOrder == [blocker, items[0].original, newItem.original])
+        // The old item's load was cancelled (a cancelled load delivers nothing) and no request
+        // waits any more: no event of the old item can still come.
+        #expect(list.statistics.loadsCancelled == 1 && downloader.waitingCount == 0)
         #expect(events.values.allSatisfy { $0.row == 0 || $0.item == newItem })
         list.stop()
     }
