@@ -104,8 +104,9 @@ let package = Package(
         // that neither CI nor users build them, nor AsyncHTTPClient, which the fetch benchmark compares against.
         // The README's embedding snippet, built as is (a test checks README.md holds this file).
         .executableTarget(name: "embedding-example", dependencies: ["Policy", "Fetch", "LinuxNetwork"], path: "Examples/Embedding"),
-        // Helpers shared by the test targets: temporary folders, the package's paths, processes.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Helpers shared by the test targets: temporary folders, the package's paths, processes,
+        // deadlines, seeded randomness, the one factory of test items (hence `Policy`).
+        .target(name: "TestSupport", dependencies: ["Policy"], path: "Tests/TestSupport"),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "PolicyUserDefaults", "Support", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["Policy", "Fetch", "Decoding", "Support", "TestSupport", "Simulation", "cli"]),
         .testTarget(

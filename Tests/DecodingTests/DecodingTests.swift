@@ -100,6 +100,22 @@ import Fetch
         }
     }
 
+    /// `size(of:)` reads the upright size without decoding: a 64×32 JPEG turned a quarter
+    /// (orientations 5–8) is 32×64; mirrored or turned half (1–4), 64×32. Both byte orders of EXIF.
+    @Test(arguments: 1...8)
+    func sizeOfATurnedJPEGSwapsWidthAndHeight(_ orientation: Int) throws {
+        let jpeg = try SampleEncoder.jpeg(Samples.quadrants(width: 64, height: 32), quality: 95)
+        let upright = orientation >= 5 ? (width: 32, height: 64) : (width: 64, height: 32)
+        for bigEndian in [false, true] {
+            let bytes = Samples.withOrientation(jpeg, orientation, bigEndian: bigEndian)
+            let size = try decoder.size(of: bytes)
+            #expect(size == upright, "orientation \(orientation), \(bigEndian ? "big" : "little")-endian EXIF")
+            // The size said is the size decoded.
+            let image = try decoder.decode(bytes)
+            #expect((image.width, image.height) == size)
+        }
+    }
+
     @Test func aDamagedExifSegmentMeansUpright() throws {
         let jpeg = try SampleEncoder.jpeg(Samples.quadrants(width: 64, height: 32), quality: 95)
         var bytes = Samples.withOrientation(jpeg, 6)

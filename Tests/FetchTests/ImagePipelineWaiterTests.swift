@@ -42,22 +42,28 @@ struct ImagePipelineWaiterTests {
     /// Many URLs, random latencies, every waiter cancelled at a random moment (or not at all):
     /// once the calls end and the loads stop, nothing is left.
     @Test func randomCancellationsOverManyURLsLeaveNoBookkeeping() async throws {
-        let downloader = RandomLatencyDownloader(maxLatency: .milliseconds(2))
+        var random = SeededGenerator(seed: 0x3000_CA9C, label: "random cancellations over many URLs")
+        // Each waiter's fate, drawn up front: a replay gives every waiter the same one.
+        let plans = (0..<3000).map { _ in
+            (cancel: Int.random(in: 0..<4, using: &random), pause: Int.random(in: 0...3000, using: &random),
+             purges: Int.random(in: 0..<10, using: &random) == 0)
+        }
+        let downloader = RandomLatencyDownloader(maxLatency: .milliseconds(2), random: SeededBits(seed: random.next()))
         let pipeline = ImagePipeline(downloader: downloader, disk: nil)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<3000 {
+            for (index, plan) in plans.enumerated() {
                 group.addTask {
                     let url = doubleURL("u\(index % 40)")
                     let task = Task { try await pipeline.image(for: url) }
-                    switch Int.random(in: 0..<4) {
+                    switch plan.cancel {
                     case 0: task.cancel()
                     case 1: await Task.yield(); task.cancel()
-                    case 2: try? await Task.sleep(for: .microseconds(Int.random(in: 0...3000))); task.cancel()
+                    case 2: try? await Task.sleep(for: .microseconds(plan.pause)); task.cancel()
                     default: break
                     }
                     if let image = try? await task.value { #expect(image.bytes == body(of: url)) }
                     task.cancel()                                            // after delivery
-                    if Int.random(in: 0..<10) == 0 { pipeline.memory.purge() }   // more loads
+                    if plan.purges { pipeline.memory.purge() }               // more loads
                 }
             }
             try await group.waitForAll()
