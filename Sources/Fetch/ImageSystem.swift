@@ -41,7 +41,9 @@ import LinuxNetwork
 /// the system made down in order, once, however often and from however many tasks it is called.
 /// Loads asked for afterwards through the system (``load(_:displayWidth:)``, ``loader``, and the
 /// slots and lists made with it) end at once as `.failed(…)` with
-/// ``/Transport/FetchError/Code-swift.enum/alreadyShutdown``, never hang and never trap. Parts
+/// ``/Transport/FetchError/Code-swift.enum/alreadyShutdown``, never hang and never trap; a
+/// list still shows what it reads from the memory and disk caches (a cached thumbnail, the
+/// placeholder), which costs no transfer. Parts
 /// given as `.shared(…)` stay the caller's and are not shut down. A system deinitialised
 /// without a shutdown fails an assertion in debug builds.
 ///
@@ -129,7 +131,9 @@ public final class ImageSystem: Sendable {
     /// - Returns: the event a slot would report; after ``shutdown()``, `.failed(…)` with
     ///   ``/Transport/FetchError/Code-swift.enum/alreadyShutdown``.
     public func load(_ item: ImageItem, displayWidth: Int? = nil) async -> SlotEvent {
+        // Before the decision: after a shutdown nothing is read (no settings file, no cache index).
         var loader = self.loader
+        if let ended = loader.shutdownEvent(for: item) { return ended }
         loader.displayWidth = displayWidth
         do throws(DataFileError) {
             return await loader.load(item, decision: try loader.decide(item))
@@ -148,8 +152,9 @@ public final class ImageSystem: Sendable {
     /// 1. loads asked for from now on fail at once (``/Transport/FetchError/Code-swift.enum/alreadyShutdown``);
     /// 2. the transport stops: transfers in flight end as cancelled (bodies interrupted after
     ///    64 KiB are kept to be resumed), its thread and libcurl's handles are freed;
-    /// 3. the pipeline's background revalidations end and the disk-cache writes queued so far
-    ///    land (``/Pipeline/ImagePipeline/flush()``);
+    /// 3. the loads still ending end (``/Pipeline/ImagePipeline/waitUntilIdle()``), the pipeline's
+    ///    background revalidations end and the disk-cache writes queued so far land
+    ///    (``/Pipeline/ImagePipeline/flush()``);
     /// 4. `LinuxReachability` stops its thread and closes its socket, finishing its streams.
     ///
     /// Calling it again, or from several tasks at once, is harmless: every call returns once the
@@ -180,6 +185,11 @@ public final class ImageSystem: Sendable {
             gate.close()
             let started = Task.detached {
                 await transport?.shutdown()
+                // Loads still ending (a body that arrived as the transport stopped queues its disk
+                // write from its own task) finish before the flush, so that their writes land too.
+                // Only when the system owns the transport: a shared downloader is not stopped, and
+                // its transfers would keep the shutdown waiting.
+                if transport != nil { await pipeline.waitUntilIdle() }
                 await pipeline.flush()
                 await reachability?.shutdown()
             }

@@ -86,6 +86,15 @@ public struct ImageLoader: Sendable {
                                  estimate: pipeline.linkEstimate(for: network))
     }
 
+    /// The event every load of `item` ends with once the loader's `ImageSystem` was shut down; nil
+    /// while it runs. Checked before anything is decided, so that nothing is read any more (the
+    /// settings file, the cache's index): the decision is a placeholder whose rule is `shutdown`.
+    package func shutdownEvent(for item: ImageItem) -> SlotEvent? {
+        guard let gate, gate.isClosed else { return nil }
+        let none = Decision(action: .placeholder, rule: "shutdown", reason: "the image system was shut down", network: NetworkState(.unknown))
+        return .failed(none, error: FetchError(url: item.original, code: .alreadyShutdown), fallback: nil)
+    }
+
     /// Carries out `decision` with the pipeline (see `ImagePipeline.load(_:decision:)`); a "show
     /// cached" decision whose variant cannot be read any more is made again first. The event is
     /// counted by `usage`, once.

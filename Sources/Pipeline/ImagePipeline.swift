@@ -77,6 +77,8 @@ public final class ImagePipeline: CacheInspecting {
         var resumes = ResumeStatistics()
         /// Entries removed because their bytes did not decode.
         var undecodableDiscarded = 0
+        /// Calls of `waitUntilIdle()` waiting for the last load in flight to end.
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     // Guards the table of loads and waiters, and the download count.
@@ -285,6 +287,22 @@ public final class ImagePipeline: CacheInspecting {
                           pendingDiskWrites: writes.pending, diskWritesCompleted: writes.written, diskWriteFailures: writes.failed,
                           diskWritesDropped: writes.dropped, diskWriteFailureCauses: causes, revalidation: pipeline.revalidation,
                           resume: pipeline.resume, undecodableDiscarded: pipeline.undecodable)
+    }
+
+    /// Returns once no load is in flight: every load started before (or while) it waits has
+    /// ended, and with it the disk write it queued (a body that arrived as its transport was shut
+    /// down queues it from its own task). Loads that never end (a transfer without a timeout) keep
+    /// it waiting: shut their transport down first. `ImageSystem.shutdown()` calls it between the
+    /// transport's shutdown and `flush()`.
+    public func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state in
+                if state.table.loads.isEmpty { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
     }
 
     /// Waits until the background revalidations running at this call have ended, then until
@@ -565,11 +583,14 @@ public final class ImagePipeline: CacheInspecting {
     /// load nobody waits for) are counted into `backgroundUsage` under `network`.
     private func finish(_ url: ImageURL, _ load: Table.LoadID, with result: Result<FetchedImage, FetchError>, network: NetworkState?) {
         let stopped = if case .failure(let error) = result, error.code == .cancelled { true } else { false }
-        let (action, usage) = state.withLock { state in
+        let (action, usage, idle) = state.withLock { state in
             let action = state.table.finished(url, load, stopped: stopped)
             if state.table.loads[url] == nil { state.networks[url] = nil }
-            return (action, state.backgroundUsage)
+            var idle: [CheckedContinuation<Void, Never>] = []
+            if state.table.loads.isEmpty { swap(&idle, &state.idleWaiters) }
+            return (action, state.backgroundUsage, idle)
         }
+        for waiter in idle { waiter.resume() }
         let nobodyReceives = if case .resume(let waiters) = action { waiters.isEmpty } else { false }
         let uncounted = switch result {
         case .failure(let error) where stopped || nobodyReceives: error.receivedBytes

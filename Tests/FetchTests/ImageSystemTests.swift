@@ -206,10 +206,12 @@ struct ImageSystemTests {
         #expect(images.pipeline.memory.containsImage(at: item.original))
         let loader = images.loader   // taken before the shutdown, as an app's slots hold it
         await images.shutdown()
+        // A settings file damaged after the shutdown is never read: nothing is decided any more.
+        try home.write("{ not json", to: ".config/imgpolicy/settings.json")
 
-        // The system's own load, even of an image in memory: the shutdown, named.
+        // The system's own load, even of an image in memory: the shutdown, named, before any decision.
         guard case .failed(let decision, let error, nil) = await images.load(item) else { Issue.record("not failed"); return }
-        #expect(decision.rule == "original-cached")
+        #expect(decision.rule == "shutdown" && decision.action == .placeholder)
         #expect(error == FetchError(url: item.original, code: .alreadyShutdown))
         #expect(error.description.contains("shut down"))
         #expect(!error.isRemote)
