@@ -1,4 +1,3 @@
-import Support
 /// Text made safe to print on a terminal: bytes from the network (a `Content-Type`), from input
 /// files (an item's id, a policy's rule names and reasons, settings keys and values) or from a
 /// user's arguments can hold escape sequences that retitle the window, clear the screen or hide
