@@ -53,8 +53,14 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["Transport", "Caching", "Accounting", "HTTPSemantics", "Policy", "Support", .product(name: "Logging", package: "swift-log")]),
         // Lists: rows, visibility, priorities, prefetch, decisions made again on change.
         .target(name: "Lists", dependencies: ["Pipeline", "Transport", "Caching", "Accounting", "HTTPSemantics", "Policy", "Support", .product(name: "Logging", package: "swift-log")]),
-        // The product apps import to load what the policy decided: the floors above, re-exported.
-        .target(name: "Fetch", dependencies: ["Lists", "Pipeline", "Accounting", "Caching", "Transport", "HTTPSemantics", "Policy"]),
+        // The product apps import to load what the policy decided: the floors above, re-exported,
+        // and the front door (`ImageSystem`: the parts made with the command's defaults, one
+        // shutdown), which follows the network with `LinuxReachability` on Linux.
+        .target(name: "Fetch", dependencies: [
+            "Lists", "Pipeline", "Accounting", "Caching", "Transport", "HTTPSemantics", "Policy", "Support",
+            .target(name: "LinuxNetwork", condition: .when(platforms: [.linux])),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // Linux's network facts behind `Policy`'s reachability protocol: sysfs, the kernel's routes,
         // netlink events, NetworkManager and ModemManager. Linux only.
         .target(name: "LinuxNetwork", dependencies: ["Policy", "Support", "CNetlink", "CSystemBus", .product(name: "Logging", package: "swift-log")]),
@@ -74,6 +80,7 @@ let package = Package(
         .target(name: "Decoding", dependencies: ["CImageCodecs", "Fetch", "Policy", "Support", .product(name: "Logging", package: "swift-log")]),
         // The settings store over Foundation's UserDefaults, kept apart so that `Policy` does not
         // link the whole of Foundation.
+        .target(name: "Simulation", dependencies: ["Fetch", "Policy", "Support"]),
         .target(name: "PolicyUserDefaults", dependencies: ["Policy", "Support"]),
         // Test doubles over `Policy` (the settings double, InMemorySettingsStore, is in `Policy` itself).
         .target(name: "PolicyTesting", dependencies: ["Policy", "Support"]),
@@ -87,7 +94,7 @@ let package = Package(
                 "Fetch",
                 "Decoding",
                 "Support",
-                "PolicyTesting",
+                "Simulation",
                 .target(name: "LinuxNetwork", condition: .when(platforms: [.linux])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -97,10 +104,11 @@ let package = Package(
         // that neither CI nor users build them, nor AsyncHTTPClient, which the fetch benchmark compares against.
         // The README's embedding snippet, built as is (a test checks README.md holds this file).
         .executableTarget(name: "embedding-example", dependencies: ["Policy", "Fetch", "LinuxNetwork"], path: "Examples/Embedding"),
-        // Helpers shared by the test targets: temporary folders, the package's paths, processes.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Helpers shared by the test targets: temporary folders, the package's paths, processes,
+        // deadlines, seeded randomness, the one factory of test items (hence `Policy`).
+        .target(name: "TestSupport", dependencies: ["Policy"], path: "Tests/TestSupport"),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "PolicyUserDefaults", "Support", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["Policy", "Fetch", "Decoding", "Support", "TestSupport", "cli"]),
+        .testTarget(name: "CLITests", dependencies: ["Policy", "Fetch", "Decoding", "Support", "TestSupport", "Simulation", "cli"]),
         .testTarget(
             name: "FetchTests",
             dependencies: [

@@ -75,6 +75,8 @@ build_target() {
         while IFS= read -r object; do objects+=("$object"); done < <(objects_of "$module")
         case "$module" in
             CCurl) extra+=(-Xcc "-fmodule-map-file=$bin/CCurl.build/module.modulemap" -I "$root/Sources/CCurl/include" -lcurl) ;;
+            # LinuxNetwork's C glue (Fetch's ImageSystem follows the network with it); libsystemd is dlopen'd.
+            CNetlink|CSystemBus) extra+=(-Xcc "-fmodule-map-file=$bin/$module.build/module.modulemap" -I "$root/Sources/$module/include") ;;
             # CImageCodecs ships its own module map (include/module.modulemap); SwiftPM generates none for it.
             CImageCodecs) extra+=(-Xcc "-fmodule-map-file=$root/Sources/CImageCodecs/include/module.modulemap" -I "$root/Sources/CImageCodecs/include"
                                   -lturbojpeg -lpng16 -lwebp -lgif) ;;

@@ -1,21 +1,12 @@
 import Fetch
-import Foundation
-import LinuxNetwork
 import Policy
 
-let environment = ProcessInfo.processInfo.environment
-// The policy (ImagePolicy.default is built in), the network, the user's settings.
-let policy = try ImagePolicy.load(contentsOf: "policies/low-data.json")
-let reachability = try LinuxReachability()              // or FixedReachability(NetworkState(.wifi))
-let settings = FileSettingsStore.atDefaultLocation(environment: environment)   // no usable HOME: no values, writes refused
-// The fetcher: libcurl underneath, a memory cache and a disk cache.
-let transport = CurlTransport(configuration: .standard)
-let pipeline = ImagePipeline(downloader: transport, memory: MemoryCache(capacity: 64 << 20),
-                             disk: try DiskCache(folder: DiskCache.defaultFolder(environment: environment)))
-let loader = ImageLoader(policy: policy, reachability: reachability, settings: settings, pipeline: pipeline)
+// One line: the built-in policy, the network (LinuxReachability on Linux), the settings file
+// `imgpolicy settings set` writes, libcurl, a memory cache and the disk cache in ~/.cache/imgpolicy.
+let images = try ImageSystem()   // or ImageSystem(configuration: .init(policy: …, diskCache: .folder(…)))
 
 // One slot per table cell: each load cancels the slot's previous one.
-let slot = ImageSlot(loader: loader) { event in
+let slot = ImageSlot(loader: images.loader) { event in
     switch event {
     case .placeholder: print("placeholder")
     case .imageReady(_, let variant, let image): print("\(variant): \(image.bytes.count) bytes from \(image.source)")
@@ -26,6 +17,4 @@ let slot = ImageSlot(loader: loader) { event in
 let item = ImageItem(id: "42", original: ImageURL("https://example.com/42.jpg")!,
                      thumbnail: ImageURL("https://example.com/42-small.jpg"))
 await slot.load(item).value
-await pipeline.flush()          // disk-cache writes finish in the background
-await transport.shutdown()
-await reachability.shutdown()   // the netlink listener
+await images.shutdown()   // the transport, then the disk-cache writes, then the network listener

@@ -45,10 +45,12 @@ public func resampleFuzzTarget(_ data: UnsafePointer<UInt8>?, _ count: Int) -> C
         }
     }
     let scale = (extentWidth, extentHeight, denominator)
-    guard let out = try? ImageDecoder.resample(pixels, width: width, height: height, to: outWidth, outHeight, codec: nil,
-                                               scaledFrom: scale) else {
+    // The result is `ImageBytes` (malloc'd, checked): copied into an array for the checks below.
+    guard let resampled = try? ImageDecoder.resample(ImageBytes(pixels), width: width, height: height, to: outWidth, outHeight, codec: nil,
+                                                     scaledFrom: scale) else {
         fatalError("resampling \(width)x\(height) (1/\(denominator) of \(extentWidth)x\(extentHeight)) to \(outWidth)x\(outHeight) failed")
     }
+    let out = [UInt8](resampled)
     precondition(out.count == outWidth * outHeight * 4)
     if flat {
         let color = Array(pixels[0..<4])

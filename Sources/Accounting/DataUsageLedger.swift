@@ -110,7 +110,7 @@ public struct DataUsageLedger: Sendable {
         }
         let text = JSONWriter.compactText(of: total.ledgerJSON(day: day)) + "\n"
         do {
-            try AtomicFileWriter.write(Array(text.utf8), to: path(of: day), newFileMode: 0o600, createFolders: false)
+            try AtomicFileWriter.write(Array(text.utf8), named: Self.fileName(day), inFolder: folderFD, displayPath: path(of: day))
         } catch {
             throw DataUsageLedgerError(path: path(of: day), message: "cannot write the usage record: \(error.message)", code: .writeFailed)
         }

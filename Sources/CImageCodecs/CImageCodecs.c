@@ -25,14 +25,40 @@
 // profile) likewise, when the first image with an embedded colour profile is decoded. A codec that
 // cannot be loaded makes its functions return IMGC_UNSUPPORTED with "libpng16.so.16 could not be
 // loaded (…)" as the message; Little CMS that cannot be loaded leaves a profile unapplied.
+//
+// Memory running out while a library is mapped (dlopen's "failed to map segment from shared object",
+// "cannot allocate memory") is not that the library is missing: the function returns IMGC_NO_MEMORY
+// (library_failure), and the next call tries to load it again; any other failure is final.
 typedef struct {
     const char *file;
     const char *const *names;
     void **slots;
     size_t count;
     int loaded;
+    int failed;      // for good: missing, or a function missing
     char error[IMGC_MESSAGE_CAPACITY];
 } codec_library;
+
+static int contains_ignoring_case(const char *text, const char *phrase) {
+    if (text == NULL) return 0;
+    size_t n = strlen(phrase);
+    for (const char *at = text; *at != 0; at++) {
+        size_t i = 0;
+        while (i < n && at[i] != 0 && (at[i] | 0x20) == (phrase[i] | 0x20)) i++;
+        if (i == n) return 1;
+    }
+    return 0;
+}
+
+// Whether a loader's message says that memory (address space) ran out.
+static int load_error_means_no_memory(const char *text) {
+    return contains_ignoring_case(text, "failed to map segment") || contains_ignoring_case(text, "cannot allocate memory");
+}
+
+// What a function returns when its library is not ready (the message says why).
+static imgc_status library_failure(const char *message) {
+    return load_error_means_no_memory(message) ? IMGC_NO_MEMORY : IMGC_UNSUPPORTED;
+}
 
 static void load_codec_library(codec_library *library) {
     void *handle = dlopen(library->file, RTLD_NOW | RTLD_LOCAL);
@@ -40,12 +66,14 @@ static void load_codec_library(codec_library *library) {
         const char *reason = dlerror();
         snprintf(library->error, sizeof library->error, "%s could not be loaded (%s)", library->file,
                  reason ? reason : "dlopen failed");
+        library->failed = !load_error_means_no_memory(reason);
         return;
     }
     for (size_t index = 0; index < library->count; index++) {
         library->slots[index] = dlsym(handle, library->names[index]);
         if (library->slots[index] == NULL) {
             snprintf(library->error, sizeof library->error, "%s has no %s", library->file, library->names[index]);
+            library->failed = 1;
             return;
         }
     }
@@ -55,19 +83,20 @@ static void load_codec_library(codec_library *library) {
 #define CODEC_FIELD(name) void *name;
 #define CODEC_NAME(name) #name,
 // One library: its table of pointers (`table.name`), its names, and `ready(message)`, which
-// loads it once (thread-safe) and says whether it can be used.
+// loads it (thread-safe; once, unless memory ran out) and says whether it can be used.
 #define CODEC_LIBRARY(table, file_name, FUNCTIONS)                                                     \
     static struct { FUNCTIONS(CODEC_FIELD) } table;                                                    \
     static const char *const table##_names[] = {FUNCTIONS(CODEC_NAME)};                                \
     static codec_library table##_library = {file_name, table##_names, (void **)&table,                 \
-                                            sizeof table##_names / sizeof table##_names[0], 0, {0}};   \
-    static pthread_once_t table##_once = PTHREAD_ONCE_INIT;                                            \
-    static void table##_load(void) { load_codec_library(&table##_library); }                           \
+                                            sizeof table##_names / sizeof table##_names[0], 0, 0, {0}}; \
+    static pthread_mutex_t table##_lock = PTHREAD_MUTEX_INITIALIZER;                                   \
     static int table##_ready(char *message) {                                                          \
-        pthread_once(&table##_once, table##_load);                                                     \
-        if (table##_library.loaded) return 1;                                                          \
-        if (message != NULL) snprintf(message, IMGC_MESSAGE_CAPACITY, "%s", table##_library.error);    \
-        return 0;                                                                                      \
+        pthread_mutex_lock(&table##_lock);                                                             \
+        if (!table##_library.loaded && !table##_library.failed) load_codec_library(&table##_library);  \
+        int loaded = table##_library.loaded;                                                           \
+        if (!loaded && message != NULL) snprintf(message, IMGC_MESSAGE_CAPACITY, "%s", table##_library.error); \
+        pthread_mutex_unlock(&table##_lock);                                                           \
+        return loaded;                                                                                 \
     }
 
 #define JPEG_FUNCTIONS(X)                                                                              \
@@ -80,8 +109,7 @@ static void load_codec_library(codec_library *library) {
     X(WebPGetFeaturesInternal) X(WebPInitDecoderConfigInternal)
 // libwebpdemux: the first frame of an animated WebP, loaded only when one is decoded.
 #define WEBP_DEMUX_FUNCTIONS(X)                                                                        \
-    X(WebPAnimDecoderOptionsInitInternal) X(WebPAnimDecoderNewInternal) X(WebPAnimDecoderGetInfo)      \
-    X(WebPAnimDecoderGetNext) X(WebPAnimDecoderDelete)
+    X(WebPDemuxInternal) X(WebPDemuxGetI) X(WebPDemuxGetFrame) X(WebPDemuxReleaseIterator) X(WebPDemuxDelete)
 #define GIF_FUNCTIONS(X)                                                                               \
     X(DGifCloseFile) X(DGifGetExtension) X(DGifGetExtensionNext) X(DGifGetImageDesc) X(DGifGetLine)     \
     X(DGifGetRecordType) X(DGifOpen) X(EGifCloseFile) X(EGifGCBToExtension) X(EGifOpen)                 \
@@ -144,11 +172,11 @@ CODEC_LIBRARY(zlib_table, "libz.so.1", ZLIB_FUNCTIONS)
     (CODEC_CALL(webp_table, WebPGetFeaturesInternal)((data), (size), (features), WEBP_DECODER_ABI_VERSION))
 #define WebPInitDecoderConfig(config)                                                                  \
     (CODEC_CALL(webp_table, WebPInitDecoderConfigInternal)((config), WEBP_DECODER_ABI_VERSION))
-#define WebPAnimDecoderOptionsInitInternal CODEC_CALL(webp_demux_table, WebPAnimDecoderOptionsInitInternal)
-#define WebPAnimDecoderNewInternal CODEC_CALL(webp_demux_table, WebPAnimDecoderNewInternal)
-#define WebPAnimDecoderGetInfo CODEC_CALL(webp_demux_table, WebPAnimDecoderGetInfo)
-#define WebPAnimDecoderGetNext CODEC_CALL(webp_demux_table, WebPAnimDecoderGetNext)
-#define WebPAnimDecoderDelete CODEC_CALL(webp_demux_table, WebPAnimDecoderDelete)
+#define WebPDemuxInternal CODEC_CALL(webp_demux_table, WebPDemuxInternal)
+#define WebPDemuxGetI CODEC_CALL(webp_demux_table, WebPDemuxGetI)
+#define WebPDemuxGetFrame CODEC_CALL(webp_demux_table, WebPDemuxGetFrame)
+#define WebPDemuxReleaseIterator CODEC_CALL(webp_demux_table, WebPDemuxReleaseIterator)
+#define WebPDemuxDelete CODEC_CALL(webp_demux_table, WebPDemuxDelete)
 #define DGifCloseFile CODEC_CALL(gif_table, DGifCloseFile)
 #define DGifGetExtension CODEC_CALL(gif_table, DGifGetExtension)
 #define DGifGetExtensionNext CODEC_CALL(gif_table, DGifGetExtensionNext)
@@ -184,6 +212,15 @@ static int fits(int width, int height, size_t stride, size_t capacity, char *mes
         return 1;
     copy_message(message, "buffer too small");
     return 0;
+}
+
+// Whether a library's message says that memory ran out rather than that the bytes are bad: libjpeg's
+// "Insufficient memory (case N)", TurboJPEG's "Memory allocation failure", libpng's "Out of memory"
+// (and "png_image_read: out of memory"), zlib's "insufficient memory" through libpng. A decode
+// that fails so is IMGC_NO_MEMORY (the bytes may be fine), never IMGC_CORRUPT.
+static int message_means_no_memory(const char *text) {
+    return contains_ignoring_case(text, "insufficient memory") || contains_ignoring_case(text, "out of memory") ||
+           contains_ignoring_case(text, "memory allocation failure");
 }
 
 static imgc_status copy_out(const uint8_t *bytes, size_t count, uint8_t **output, size_t *out_count) {
@@ -369,6 +406,7 @@ typedef struct {
     void *context;     // cmsContext (its error handler writes into `error`)
     void *transform;   // cmsHTRANSFORM
     color_kind kind;
+    uint8_t grey[256][3];   // COLOR_GRAY: each grey value's sRGB, computed once by `transform`
     char error[IMGC_MESSAGE_CAPACITY];
 } color_conversion;
 
@@ -378,14 +416,15 @@ static void lcms_error(cmsContext context, cmsUInt32Number code, const char *tex
     if (conversion != NULL && conversion->error[0] == 0) copy_message(conversion->error, text);
 }
 
-// 1 when `profile` converts pixels of `kind` to sRGB; else 0, the reason in conversion->error.
+// 1 when `profile` converts pixels of `kind` to sRGB; else 0, the reason in conversion->error; -1
+// when memory ran out (Little CMS could not be mapped, or its context allocated).
 static int color_prepare(const uint8_t *profile, size_t count, color_kind kind, color_conversion *conversion) {
     memset(conversion, 0, sizeof *conversion);
     conversion->kind = kind;
-    if (!lcms_table_ready(conversion->error)) return 0;
+    if (!lcms_table_ready(conversion->error)) return load_error_means_no_memory(conversion->error) ? -1 : 0;
     if (count > UINT32_MAX) { copy_message(conversion->error, "profile too large"); return 0; }
     cmsContext context = cmsCreateContext(NULL, conversion);
-    if (context == NULL) { copy_message(conversion->error, "Little CMS: no memory"); return 0; }
+    if (context == NULL) { copy_message(conversion->error, "Little CMS: no memory"); return -1; }
     conversion->context = context;
     cmsSetLogErrorHandlerTHR(context, lcms_error);
     cmsHPROFILE input = cmsOpenProfileFromMemTHR(context, profile, (cmsUInt32Number)count);
@@ -407,7 +446,11 @@ static int color_prepare(const uint8_t *profile, size_t count, color_kind kind, 
     cmsUInt32Number in_format = kind == COLOR_RGB ? TYPE_RGBA_8
         : kind == COLOR_GRAY ? (COLORSPACE_SH(PT_GRAY) | CHANNELS_SH(1) | BYTES_SH(1) | EXTRA_SH(3))
         : kind == COLOR_CMYK ? TYPE_CMYK_8 : TYPE_CMYK_8_REV;
-    cmsUInt32Number flags = kind == COLOR_RGB ? cmsFLAGS_COPY_ALPHA : 0;
+    // Grey: not optimised. Little CMS's default 8-bit optimisation samples a grey → RGB transform
+    // into a coarse table, which is steep near black for a linear profile (gamma 1.0: the value 2
+    // came out 12 instead of 21.7); unoptimised, each value goes through the profile's curve
+    // exactly, and only 256 values are ever converted (the table `grey`), so it costs nothing.
+    cmsUInt32Number flags = kind == COLOR_RGB ? cmsFLAGS_COPY_ALPHA : kind == COLOR_GRAY ? cmsFLAGS_NOOPTIMIZE : 0;
     if (srgb != NULL)
         conversion->transform = cmsCreateTransformTHR(context, input, in_format, srgb, TYPE_RGBA_8, INTENT_PERCEPTUAL, flags);
     cmsCloseProfile(input);
@@ -416,12 +459,26 @@ static int color_prepare(const uint8_t *profile, size_t count, color_kind kind, 
         if (conversion->error[0] == 0) copy_message(conversion->error, "Little CMS could not convert from the profile");
         return 0;
     }
+    if (kind == COLOR_GRAY) {
+        uint8_t values[256 * 4], converted[256 * 4];
+        for (int v = 0; v < 256; v++) { values[4 * v] = (uint8_t)v; values[4 * v + 1] = values[4 * v + 2] = 0; values[4 * v + 3] = 255; }
+        cmsDoTransform(conversion->transform, values, converted, 256);
+        for (int v = 0; v < 256; v++) memcpy(conversion->grey[v], converted + 4 * v, 3);
+    }
     return 1;
 }
 
 // Converts the pixels in place, row by row through a scratch row. Alpha is kept (RGB, grey); a
 // CMYK pixel's fourth byte (K) becomes 255.
 static int color_apply(color_conversion *conversion, uint8_t *pixels, int width, int height, size_t stride) {
+    if (conversion->kind == COLOR_GRAY) {
+        // The first byte of each pixel is the grey value (R = G = B); alpha is kept.
+        for (int y = 0; y < height; y++) {
+            uint8_t *p = pixels + (size_t)y * stride;
+            for (int x = 0; x < width; x++, p += 4) memcpy(p, conversion->grey[p[0]], 3);
+        }
+        return 1;
+    }
     uint8_t *row = malloc((size_t)width * 4);
     if (row == NULL) return 0;
     for (int y = 0; y < height; y++) {
@@ -434,7 +491,7 @@ static int color_apply(color_conversion *conversion, uint8_t *pixels, int width,
                 p[4 * x] = row[4 * x];
                 p[4 * x + 1] = row[4 * x + 1];
                 p[4 * x + 2] = row[4 * x + 2];
-                if (conversion->kind != COLOR_GRAY) p[4 * x + 3] = 255;
+                p[4 * x + 3] = 255;   // CMYK: the fourth byte was K
             }
         }
     }
@@ -473,7 +530,14 @@ static imgc_status color_plan_make(color_plan *plan, int options, const uint8_t 
     if (found == PROFILE_NONE) return IMGC_OK;
     plan->outcome = IMGC_PROFILE_IGNORED;
     if (found == PROFILE_DAMAGED) { copy_message(plan->reason, why); return IMGC_OK; }
-    if (color_prepare(profile, count, kind, &plan->conversion)) {
+    int prepared = color_prepare(profile, count, kind, &plan->conversion);
+    if (prepared < 0) {
+        color_release(&plan->conversion);
+        free(profile);
+        plan->outcome = IMGC_PROFILE_NONE;
+        return IMGC_NO_MEMORY;
+    }
+    if (prepared) {
         plan->converting = 1;
         plan->outcome = IMGC_PROFILE_APPLIED;
     } else {
@@ -499,15 +563,19 @@ static imgc_status color_plan_finish(color_plan *plan, uint8_t *pixels, int widt
 // MARK: - JPEG (TurboJPEG: libjpeg's setjmp is inside the library)
 
 imgc_status imgc_jpeg_info(const uint8_t *data, size_t size, int *width, int *height, char *message) {
-    if (!jpeg_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!jpeg_table_ready(message)) return library_failure(message);
     if (size > ULONG_MAX) { copy_message(message, "too many bytes"); return IMGC_BAD_ARGUMENT; }
     tjhandle handle = tjInitDecompress();
     if (handle == NULL) { copy_message(message, tjGetErrorStr2(NULL)); return IMGC_NO_MEMORY; }
     int subsampling = 0, colorspace = 0;
     int result = tjDecompressHeader3(handle, data, (unsigned long)size, width, height, &subsampling, &colorspace);
-    if (result != 0) copy_message(message, tjGetErrorStr2(handle));
+    imgc_status status = IMGC_OK;
+    if (result != 0) {
+        copy_message(message, tjGetErrorStr2(handle));
+        status = message_means_no_memory(message) ? IMGC_NO_MEMORY : IMGC_CORRUPT;
+    }
     tjDestroy(handle);
-    return result == 0 ? IMGC_OK : IMGC_CORRUPT;
+    return status;
 }
 
 // What the segments before the first scan say: an Adobe APP14 segment (CMYK then stored
@@ -564,7 +632,7 @@ static void cmyk_to_rgba(uint8_t *pixels, int width, int height, size_t stride, 
 imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
                              size_t capacity, int options, imgc_profile *profile, char *message) {
     if (profile != NULL) *profile = IMGC_PROFILE_NONE;
-    if (!jpeg_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!jpeg_table_ready(message)) return library_failure(message);
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     if (size > ULONG_MAX) { copy_message(message, "too many bytes"); return IMGC_BAD_ARGUMENT; }
     tjhandle handle = tjInitDecompress();
@@ -592,7 +660,10 @@ imgc_status imgc_jpeg_decode(const uint8_t *data, size_t size, int width, int he
     }
     if (result != 0) copy_message(message, tjGetErrorStr2(handle));
     tjDestroy(handle);
-    if (result != 0) { color_release(&plan.conversion); return IMGC_CORRUPT; }
+    if (result != 0) {
+        color_release(&plan.conversion);
+        return message_means_no_memory(message) ? IMGC_NO_MEMORY : IMGC_CORRUPT;
+    }
     // CMYK: through its profile when it has one, else the naive formula.
     if (cmyk && !plan.converting) cmyk_to_rgba(pixels, width, height, stride, adobe);
     return color_plan_finish(&plan, pixels, width, height, stride, profile, message);
@@ -605,7 +676,7 @@ imgc_status imgc_jpeg_encode(const uint8_t *pixels, int width, int height, size_
 
 imgc_status imgc_jpeg_encode_with(const uint8_t *pixels, int width, int height, size_t stride, int quality, int options,
                                   uint8_t **output, size_t *count, char *message) {
-    if (!jpeg_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!jpeg_table_ready(message)) return library_failure(message);
     if (width <= 0 || height <= 0 || stride > INT_MAX) return IMGC_BAD_ARGUMENT;
     tjhandle handle = tjInitCompress();
     if (handle == NULL) { copy_message(message, tjGetErrorStr2(NULL)); return IMGC_NO_MEMORY; }
@@ -631,8 +702,9 @@ static imgc_status png_begin(png_image *image, const uint8_t *data, size_t size,
     image->version = PNG_IMAGE_VERSION;
     if (!png_image_begin_read_from_memory(image, data, size)) {
         copy_message(message, image->message);
+        imgc_status status = message_means_no_memory(image->message) ? IMGC_NO_MEMORY : IMGC_CORRUPT;
         png_image_free(image);
-        return IMGC_CORRUPT;
+        return status;
     }
     if (image->width > INT_MAX || image->height > INT_MAX) {
         copy_message(message, "dimensions out of range");
@@ -643,7 +715,7 @@ static imgc_status png_begin(png_image *image, const uint8_t *data, size_t size,
 }
 
 imgc_status imgc_png_info(const uint8_t *data, size_t size, int *width, int *height, char *message) {
-    if (!png_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!png_table_ready(message)) return library_failure(message);
     png_image image;
     imgc_status status = png_begin(&image, data, size, message);
     if (status != IMGC_OK) return status;
@@ -656,7 +728,7 @@ imgc_status imgc_png_info(const uint8_t *data, size_t size, int *width, int *hei
 imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
                             size_t capacity, int options, imgc_profile *profile, char *message) {
     if (profile != NULL) *profile = IMGC_PROFILE_NONE;
-    if (!png_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!png_table_ready(message)) return library_failure(message);
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     png_image image;
     imgc_status status = png_begin(&image, data, size, message);
@@ -688,42 +760,52 @@ imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int hei
     // simplified API would otherwise take them as linear and brighten them).
     image.flags |= PNG_IMAGE_FLAG_16BIT_sRGB;
     int read = png_image_finish_read(&image, NULL, pixels, (png_int_32)stride, NULL);
+    int no_memory = !read && message_means_no_memory(image.message);
     if (!read) copy_message(message, image.message);
     png_image_free(&image);
     free(stripped);
-    if (!read) { color_release(&plan.conversion); return IMGC_CORRUPT; }
+    if (!read) { color_release(&plan.conversion); return no_memory ? IMGC_NO_MEMORY : IMGC_CORRUPT; }
     return color_plan_finish(&plan, pixels, width, height, stride, profile, message);
 }
 
-imgc_status imgc_png_encode(const uint8_t *pixels, int width, int height, size_t stride,
-                            uint8_t **output, size_t *count, char *message) {
-    if (!png_table_ready(message)) return IMGC_UNSUPPORTED;
-    if (width <= 0 || height <= 0 || stride > INT_MAX) return IMGC_BAD_ARGUMENT;
-    png_image image;
-    memset(&image, 0, sizeof image);
-    image.version = PNG_IMAGE_VERSION;
-    image.width = (png_uint_32)width;
-    image.height = (png_uint_32)height;
-    image.format = PNG_FORMAT_RGBA;
-    image.flags = PNG_IMAGE_FLAG_FAST;
-    // One pass into a buffer of libpng's upper bound, rather than a counting pass and a writing
-    // pass (two whole compressions: most of a command's time for a thumbnail). The bound is
-    // computed in double first: a huge image gives IMGC_NO_MEMORY, never a wrapped size.
+// The simplified API's description of an RGBA8 image to write.
+static void png_image_for_writing(png_image *image, int width, int height) {
+    memset(image, 0, sizeof *image);
+    image->version = PNG_IMAGE_VERSION;
+    image->width = (png_uint_32)width;
+    image->height = (png_uint_32)height;
+    image->format = PNG_FORMAT_RGBA;
+    image->flags = PNG_IMAGE_FLAG_FAST;
+}
+
+size_t imgc_png_encode_capacity(int width, int height) {
+    if (width <= 0 || height <= 0) return 0;
+    // libpng's bound is computed in double first: a huge image gives 0, never a wrapped size.
     double bound = ((double)width * 4 + 1) * (double)height * 1.01 + 65536.0;
-    if (bound > (double)SIZE_MAX / 2) return IMGC_NO_MEMORY;
-    png_alloc_size_t needed = PNG_IMAGE_PNG_SIZE_MAX(image);
-    uint8_t *buffer = malloc(needed ? needed : 1);
-    if (buffer == NULL) { png_image_free(&image); return IMGC_NO_MEMORY; }
-    if (!png_image_write_to_memory(&image, buffer, &needed, 0, pixels, (png_int_32)stride, NULL)) {
+    if (bound > (double)SIZE_MAX / 2) return 0;
+    png_image image;
+    png_image_for_writing(&image, width, height);
+    return PNG_IMAGE_PNG_SIZE_MAX(image);
+}
+
+imgc_status imgc_png_encode(const uint8_t *pixels, int width, int height, size_t stride,
+                            uint8_t *output, size_t capacity, size_t *count, char *message) {
+    if (!png_table_ready(message)) return library_failure(message);
+    if (width <= 0 || height <= 0 || stride > INT_MAX || output == NULL || capacity < imgc_png_encode_capacity(width, height))
+        return IMGC_BAD_ARGUMENT;
+    // One pass into a buffer of libpng's upper bound, rather than a counting pass and a writing
+    // pass (two whole compressions: most of a command's time for a thumbnail).
+    png_image image;
+    png_image_for_writing(&image, width, height);
+    png_alloc_size_t written = capacity;
+    if (!png_image_write_to_memory(&image, output, &written, 0, pixels, (png_int_32)stride, NULL)) {
         copy_message(message, image.message[0] ? image.message : "the PNG did not fit its upper bound");
+        imgc_status status = message_means_no_memory(image.message) ? IMGC_NO_MEMORY : IMGC_CORRUPT;
         png_image_free(&image);
-        free(buffer);
-        return IMGC_CORRUPT;
+        return status;
     }
     png_image_free(&image);
-    uint8_t *shrunk = realloc(buffer, needed ? needed : 1);
-    *output = shrunk != NULL ? shrunk : buffer;
-    *count = needed;
+    *count = written;
     return IMGC_OK;
 }
 
@@ -744,7 +826,7 @@ static const char *webp_status_text(VP8StatusCode status) {
 
 imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *animated, int *alpha,
                            char *message) {
-    if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!webp_table_ready(message)) return library_failure(message);
     WebPBitstreamFeatures features;
     VP8StatusCode status = WebPGetFeatures(data, size, &features);
     if (status != VP8_STATUS_OK) { copy_message(message, webp_status_text(status)); return IMGC_CORRUPT; }
@@ -755,35 +837,55 @@ imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *he
     return IMGC_OK;
 }
 
-// The first frame of an animated WebP, composed on its canvas (width × height, the declared size)
-// by libwebpdemux's animation decoder, copied into `pixels` (which `fits` checked).
+// The first frame of an animated WebP, composed on its canvas (width × height, the declared size),
+// decoded straight into `pixels` (which `fits` checked). What libwebpdemux's WebPAnimDecoder does
+// for a first frame — it is always a key frame: the canvas cleared to transparent, the frame
+// decoded into its rectangle, nothing blended — without the decoder's two canvases of its own
+// (three times the memory), and with libwebp's own status, so that memory running out is told
+// from a damaged file (WebPAnimDecoderNew says NULL for both).
 static imgc_status webp_first_frame(const uint8_t *data, size_t size, int width, int height,
                                     uint8_t *pixels, size_t stride, char *message) {
-    if (!webp_demux_table_ready(message)) return IMGC_UNSUPPORTED;
-    WebPAnimDecoderOptions options;
-    if (!WebPAnimDecoderOptionsInitInternal(&options, WEBP_DEMUX_ABI_VERSION)) {
-        copy_message(message, "libwebpdemux version mismatch");
+    if (!webp_demux_table_ready(message)) return library_failure(message);
+    WebPData input = {data, size};
+    WebPDemuxer *demux = WebPDemuxInternal(&input, 0, NULL, WEBP_DEMUX_ABI_VERSION);
+    if (demux == NULL) { copy_message(message, "animated WebP: corrupt or truncated frames"); return IMGC_CORRUPT; }
+    imgc_status status = IMGC_OK;
+    WebPIterator frame;
+    memset(&frame, 0, sizeof frame);
+    if ((int)WebPDemuxGetI(demux, WEBP_FF_CANVAS_WIDTH) != width || (int)WebPDemuxGetI(demux, WEBP_FF_CANVAS_HEIGHT) != height) {
+        copy_message(message, "animated WebP: canvas size differs from the declared size");
+        WebPDemuxDelete(demux);
         return IMGC_BAD_ARGUMENT;
     }
-    options.color_mode = MODE_RGBA;
-    options.use_threads = 0;
-    WebPData input = {data, size};
-    WebPAnimDecoder *decoder = WebPAnimDecoderNewInternal(&input, &options, WEBP_DEMUX_ABI_VERSION);
-    if (decoder == NULL) { copy_message(message, "animated WebP: corrupt or truncated frames"); return IMGC_CORRUPT; }
-    imgc_status status = IMGC_OK;
-    WebPAnimInfo info;
-    uint8_t *frame = NULL;
-    int timestamp = 0;
-    if (!WebPAnimDecoderGetInfo(decoder, &info) || (int)info.canvas_width != width || (int)info.canvas_height != height) {
-        copy_message(message, "animated WebP: canvas size differs from the declared size");
-        status = IMGC_BAD_ARGUMENT;
-    } else if (!WebPAnimDecoderGetNext(decoder, &frame, &timestamp) || frame == NULL) {
+    if (!WebPDemuxGetFrame(demux, 1, &frame) || !frame.complete) {
         copy_message(message, "animated WebP: the first frame does not decode");
         status = IMGC_CORRUPT;
+    } else if (frame.x_offset < 0 || frame.y_offset < 0 || frame.width <= 0 || frame.height <= 0 ||
+               frame.x_offset > width - frame.width || frame.y_offset > height - frame.height) {
+        copy_message(message, "animated WebP: the first frame lies outside the canvas");
+        status = IMGC_CORRUPT;
     } else {
-        for (int y = 0; y < height; y++) memcpy(pixels + (size_t)y * stride, frame + (size_t)y * (size_t)width * 4, (size_t)width * 4);
+        for (int y = 0; y < height; y++) memset(pixels + (size_t)y * stride, 0, (size_t)width * 4);
+        WebPDecoderConfig config;
+        if (!WebPInitDecoderConfig(&config)) {
+            copy_message(message, "libwebp version mismatch");
+            status = IMGC_BAD_ARGUMENT;
+        } else {
+            config.output.colorspace = MODE_RGBA;
+            config.output.is_external_memory = 1;
+            config.output.u.RGBA.rgba = pixels + (size_t)frame.y_offset * stride + (size_t)frame.x_offset * 4;
+            config.output.u.RGBA.stride = (int)stride;
+            config.output.u.RGBA.size = stride * (size_t)(frame.height - 1) + (size_t)frame.width * 4;
+            VP8StatusCode decoded = WebPDecode(frame.fragment.bytes, frame.fragment.size, &config);
+            WebPFreeDecBuffer(&config.output);
+            if (decoded != VP8_STATUS_OK) {
+                copy_message(message, webp_status_text(decoded));
+                status = decoded == VP8_STATUS_OUT_OF_MEMORY ? IMGC_NO_MEMORY : IMGC_CORRUPT;
+            }
+        }
     }
-    WebPAnimDecoderDelete(decoder);
+    WebPDemuxReleaseIterator(&frame);
+    WebPDemuxDelete(demux);
     return status;
 }
 
@@ -795,10 +897,11 @@ static imgc_status webp_decode_pixels(const uint8_t *data, size_t size, int widt
     VP8StatusCode status = WebPGetFeatures(data, size, &config.input);
     if (status != VP8_STATUS_OK) { copy_message(message, webp_status_text(status)); return IMGC_CORRUPT; }
     if (config.input.has_animation) return webp_first_frame(data, size, width, height, pixels, stride, message);
+    // Always the declared size: libwebp's own scaler is no area average (it scales the Y, U and V
+    // planes apart, chroma at half resolution), so the exact resampler does every downsample.
     if (config.input.width != width || config.input.height != height) {
-        config.options.use_scaling = 1;
-        config.options.scaled_width = width;
-        config.options.scaled_height = height;
+        copy_message(message, "dimensions changed");
+        return IMGC_BAD_ARGUMENT;
     }
     config.output.colorspace = MODE_RGBA;
     config.output.is_external_memory = 1;
@@ -817,7 +920,7 @@ static imgc_status webp_decode_pixels(const uint8_t *data, size_t size, int widt
 imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
                              size_t capacity, int options, imgc_profile *profile, char *message) {
     if (profile != NULL) *profile = IMGC_PROFILE_NONE;
-    if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!webp_table_ready(message)) return library_failure(message);
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     color_plan plan;
     if (color_plan_make(&plan, options, data, size, webp_icc_profile, COLOR_RGB) != IMGC_OK) return IMGC_NO_MEMORY;
@@ -828,7 +931,7 @@ imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int he
 
 imgc_status imgc_webp_encode(const uint8_t *pixels, int width, int height, size_t stride, int quality,
                              uint8_t **output, size_t *count, char *message) {
-    if (!webp_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!webp_table_ready(message)) return library_failure(message);
     if (width <= 0 || height <= 0 || stride > INT_MAX) return IMGC_BAD_ARGUMENT;
     uint8_t *webp = NULL;
     size_t size = quality > 100 ? WebPEncodeLosslessRGBA(pixels, width, height, (int)stride, &webp)
@@ -857,25 +960,32 @@ static int gif_read(GifFileType *gif, GifByteType *buffer, int length) {
     return (int)n;
 }
 
-static GifFileType *gif_open(gif_reader *reader, char *message) {
+// Opens the GIF; NULL with the message, and *status IMGC_NO_MEMORY when giflib ran out of memory
+// (else IMGC_CORRUPT).
+static GifFileType *gif_open(gif_reader *reader, imgc_status *status, char *message) {
     int error = 0;
     GifFileType *gif = DGifOpen(reader, gif_read, &error);
-    if (gif == NULL) copy_message(message, GifErrorString(error));
+    if (gif == NULL) {
+        copy_message(message, GifErrorString(error));
+        *status = error == D_GIF_ERR_NOT_ENOUGH_MEM ? IMGC_NO_MEMORY : IMGC_CORRUPT;
+    }
     return gif;
 }
 
 static imgc_status gif_fail(GifFileType *gif, char *message) {
     copy_message(message, GifErrorString(gif->Error));
+    imgc_status status = gif->Error == D_GIF_ERR_NOT_ENOUGH_MEM ? IMGC_NO_MEMORY : IMGC_CORRUPT;
     int error = 0;
     DGifCloseFile(gif, &error);
-    return IMGC_CORRUPT;
+    return status;
 }
 
 imgc_status imgc_gif_info(const uint8_t *data, size_t size, int *width, int *height, char *message) {
-    if (!gif_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!gif_table_ready(message)) return library_failure(message);
     gif_reader reader = {data, size, 0};
-    GifFileType *gif = gif_open(&reader, message);
-    if (gif == NULL) return IMGC_CORRUPT;
+    imgc_status status = IMGC_CORRUPT;
+    GifFileType *gif = gif_open(&reader, &status, message);
+    if (gif == NULL) return status;
     *width = gif->SWidth;
     *height = gif->SHeight;
     int error = 0;
@@ -937,11 +1047,12 @@ imgc_status imgc_gif_decode(const uint8_t *data, size_t size, int width, int hei
                             size_t capacity, int options, imgc_profile *profile, char *message) {
     (void)options;   // GIF has no standard colour profile: its colours are taken as sRGB
     if (profile != NULL) *profile = IMGC_PROFILE_NONE;
-    if (!gif_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!gif_table_ready(message)) return library_failure(message);
     if (!fits(width, height, stride, capacity, message)) return IMGC_BAD_ARGUMENT;
     gif_reader reader = {data, size, 0};
-    GifFileType *gif = gif_open(&reader, message);
-    if (gif == NULL) return IMGC_CORRUPT;
+    imgc_status status = IMGC_CORRUPT;
+    GifFileType *gif = gif_open(&reader, &status, message);
+    if (gif == NULL) return status;
     if (gif->SWidth != width || gif->SHeight != height) {
         int error = 0;
         DGifCloseFile(gif, &error);
@@ -996,7 +1107,7 @@ static int gif_write(GifFileType *gif, const GifByteType *bytes, int length) {
 
 imgc_status imgc_gif_encode(const uint8_t *pixels, int width, int height, size_t stride,
                             uint8_t **output, size_t *count, char *message) {
-    if (!gif_table_ready(message)) return IMGC_UNSUPPORTED;
+    if (!gif_table_ready(message)) return library_failure(message);
     if (width <= 0 || height <= 0 || width > 65535 || height > 65535) return IMGC_BAD_ARGUMENT;
     ColorMapObject *map = GifMakeMapObject(256, NULL);
     GifPixelType *indices = malloc((size_t)width * (size_t)height);

@@ -44,6 +44,9 @@ public struct ImageLoader: Sendable {
     public var logger: Logger
     /// Counts every load's cost (nil: nothing is counted). See `DataUsageRecorder`.
     public var usage: DataUsageRecorder?
+    /// Closed when the `ImageSystem` that made this loader is shut down (nil: a loader made by
+    /// hand, whose parts shut down on their own).
+    package var gate: LoadGate?
 
     /// How many times one load decides again before it reports the cached copy as lost.
     static let maxRedecisions = 3
@@ -83,10 +86,26 @@ public struct ImageLoader: Sendable {
                                  estimate: pipeline.linkEstimate(for: network))
     }
 
+    /// The event every load of `item` ends with once the loader's `ImageSystem` was shut down; nil
+    /// while it runs. Checked before anything is decided, so that nothing is read any more (the
+    /// settings file, the cache's index): the decision is a placeholder whose rule is `shutdown`.
+    package func shutdownEvent(for item: ImageItem) -> SlotEvent? {
+        guard let gate, gate.isClosed else { return nil }
+        let none = Decision(action: .placeholder, rule: "shutdown", reason: "the image system was shut down", network: NetworkState(.unknown))
+        return .failed(none, error: FetchError(url: item.original, code: .alreadyShutdown), fallback: nil)
+    }
+
     /// Carries out `decision` with the pipeline (see `ImagePipeline.load(_:decision:)`); a "show
     /// cached" decision whose variant cannot be read any more is made again first. The event is
     /// counted by `usage`, once.
+    ///
+    /// A loader taken from an `ImageSystem` (module `Fetch`) that was shut down reports
+    /// `.failed(decision, error:, fallback: nil)` at once, the error's code
+    /// `FetchError.Code.alreadyShutdown` (its URL the decided one, else the item's original).
     public func load(_ item: ImageItem, decision: Decision) async -> SlotEvent {
+        if let gate, gate.isClosed {
+            return .failed(decision, error: FetchError(url: decision.url ?? item.original, code: .alreadyShutdown), fallback: nil)
+        }
         let event = await produceEvent(item, decision: decision)
         usage?.record(event, for: item, cache: pipeline)
         return event

@@ -77,6 +77,8 @@ public final class ImagePipeline: CacheInspecting {
         var resumes = ResumeStatistics()
         /// Entries removed because their bytes did not decode.
         var undecodableDiscarded = 0
+        /// Calls of `waitUntilIdle()` waiting for the last load in flight to end.
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     // Guards the table of loads and waiters, and the download count.
@@ -250,11 +252,6 @@ public final class ImagePipeline: CacheInspecting {
         set { state.withLock { $0.backgroundUsage = newValue } }
     }
 
-    /// Background revalidations of stale entries: started, answered 304, answered 200, failed.
-    public var revalidationStatistics: RevalidationStatistics {
-        state.withLock { $0.revalidation }
-    }
-
     /// Removes the image at `url` from the memory and the disk cache because its bytes did not
     /// decode (a body cut short or damaged that an earlier version cached, a server that sent
     /// garbage with an image's signature), and counts it (`undecodableDiscarded`): the next load
@@ -279,38 +276,34 @@ public final class ImagePipeline: CacheInspecting {
         logger.notice("an image that does not decode was removed from the caches", metadata: ["url": "\(url)"])
     }
 
-    /// Entries removed by `discardUndecodable(_:)` so far.
-    public var undecodableDiscarded: Int {
-        state.withLock { $0.undecodableDiscarded }
-    }
-
-    /// Downloads completed by resuming a partial body, and the bytes that were not downloaded again.
-    public var resumeStatistics: ResumeStatistics {
-        state.withLock { $0.resumes }
-    }
-
-    /// Loads in flight, downloads started so far, disk writes waiting, and disk writes that failed.
-    public var statistics: (inFlight: Int, downloads: Int, pendingDiskWrites: Int, diskWriteFailures: Int) {
-        let (inFlight, downloads) = state.withLock { ($0.table.loads.count, $0.downloads) }
+    /// Every read-out at this call (see `Statistics`).
+    public var statistics: Statistics {
+        let pipeline = state.withLock { state in
+            (inFlight: state.table.loads.count, waiters: state.table.waiterCount, downloads: state.downloads,
+             revalidation: state.revalidation, resume: state.resumes, undecodable: state.undecodableDiscarded)
+        }
         let writes = self.writes?.statistics ?? (pending: 0, written: 0, failed: 0, dropped: 0)
-        return (inFlight, downloads, writes.pending, writes.failed)
+        let causes = (self.writes?.failures ?? []).map { DiskWriteFailure(error: $0.error, occurrences: $0.occurrences) }
+        return Statistics(inFlight: pipeline.inFlight, waiters: pipeline.waiters, downloads: pipeline.downloads,
+                          pendingDiskWrites: writes.pending, diskWritesCompleted: writes.written, diskWriteFailures: writes.failed,
+                          diskWritesDropped: writes.dropped, diskWriteFailureCauses: causes, revalidation: pipeline.revalidation,
+                          resume: pipeline.resume, undecodableDiscarded: pipeline.undecodable)
     }
 
-    /// Disk writes queued or running, written, failed, and dropped because the queue was full.
-    public var diskWriteStatistics: (pending: Int, written: Int, failed: Int, dropped: Int) {
-        writes?.statistics ?? (pending: 0, written: 0, failed: 0, dropped: 0)
-    }
-
-    /// The disk writes that failed so far, one per distinct message (the first 100 messages): the
-    /// first failure with that message (it names the path) and how many writes failed so.
-    public var diskWriteFailures: [(error: DiskCacheError, occurrences: Int)] {
-        writes?.failures ?? []
-    }
-
-    /// Loads in flight and calls waiting for them: both zero when no call is running and every
-    /// load has ended. For tests and diagnostics.
-    public var bookkeeping: (loads: Int, waiters: Int) {
-        state.withLock { ($0.table.loads.count, $0.table.waiterCount) }
+    /// Returns once no load is in flight: every load started before (or while) it waits has
+    /// ended, and with it the disk write it queued (a body that arrived as its transport was shut
+    /// down queues it from its own task). Loads that never end (a transfer without a timeout) keep
+    /// it waiting: shut their transport down first. `ImageSystem.shutdown()` calls it between the
+    /// transport's shutdown and `flush()`.
+    public func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state in
+                if state.table.loads.isEmpty { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
     }
 
     /// Waits until the background revalidations running at this call have ended, then until
@@ -605,11 +598,14 @@ public final class ImagePipeline: CacheInspecting {
     /// load nobody waits for) are counted into `backgroundUsage` under `network`.
     private func finish(_ url: ImageURL, _ load: Table.LoadID, with result: Result<FetchedImage, FetchError>, network: NetworkState?) {
         let stopped = if case .failure(let error) = result, error.code == .cancelled { true } else { false }
-        let (action, usage) = state.withLock { state in
+        let (action, usage, idle) = state.withLock { state in
             let action = state.table.finished(url, load, stopped: stopped)
             if state.table.loads[url] == nil { state.networks[url] = nil }
-            return (action, state.backgroundUsage)
+            var idle: [CheckedContinuation<Void, Never>] = []
+            if state.table.loads.isEmpty { swap(&idle, &state.idleWaiters) }
+            return (action, state.backgroundUsage, idle)
         }
+        for waiter in idle { waiter.resume() }
         let nobodyReceives = if case .resume(let waiters) = action { waiters.isEmpty } else { false }
         let uncounted = switch result {
         case .failure(let error) where stopped || nobodyReceives: error.receivedBytes

@@ -66,6 +66,7 @@ public final class ImageSlot: Sendable {
     public func load(_ item: ImageItem) -> Task<Void, Never> {
         let loader = sizedLoader
         return current.start {
+            if let ended = loader.shutdownEvent(for: item) { return ended }
             do throws(DataFileError) {
                 return await loader.load(item, decision: try loader.decide(item))
             } catch {

@@ -295,8 +295,11 @@ public final class CurlTransport: ImageDownloading {
             let body = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     transfer.setContinuation(continuation)
-                    if transfer.isCancelled || !scheduler.enqueue(transfer) {
+                    if transfer.isCancelled {
                         transfer.finish(.failure(FetchError(url: url, code: .cancelled)))
+                    } else if !scheduler.enqueue(transfer) {
+                        // Asked for after a shutdown: its own code, not a cancellation.
+                        transfer.finish(.failure(FetchError(url: url, code: .alreadyShutdown)))
                     }
                 }
             } onCancel: {
@@ -341,8 +344,8 @@ public final class CurlTransport: ImageDownloading {
 
     /// Cancels every transfer (their downloads throw `.cancelled`, also those waiting to retry),
     /// stops the transport thread and
-    /// frees every curl handle; returns when that is done. Downloads asked for afterwards fail as
-    /// cancelled at once. Calling it again, or concurrently, is harmless: every call returns once
+    /// frees every curl handle; returns when that is done. Downloads asked for afterwards fail at
+    /// once with `FetchError.Code.alreadyShutdown` (not `.cancelled`: nobody cancelled them). Calling it again, or concurrently, is harmless: every call returns once
     /// the transport has stopped.
     public func shutdown() async {
         let scheduler = self.scheduler

@@ -15,8 +15,13 @@ import HTTPSemantics
 public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong.
     public enum Code: Sendable, Equatable {
-        /// The load was cancelled (by the caller, a slot that moved on, or `purge`).
+        /// The load was cancelled (by the caller, a slot that moved on, or `purge`), or was running
+        /// when the transport shut down.
         case cancelled
+        /// The load was asked for after a shutdown: of the transport (`CurlTransport.shutdown()`)
+        /// or of the `ImageSystem` (module `Fetch`) that owns it. Not a cancellation, and not worth
+        /// retrying: load through a transport or an image system that is running.
+        case alreadyShutdown
         /// The server answered with a status that is not 2xx.
         case httpStatus(Int)
         /// libcurl failed: the curl code and its message (connection refused, timeout, reset…).
@@ -80,7 +85,7 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     /// opposed to a local error or a cancellation.
     public var isRemote: Bool {
         switch code {
-        case .cancelled, .localIO, .outOfResources: return false
+        case .cancelled, .alreadyShutdown, .localIO, .outOfResources: return false
         default: return true
         }
     }
@@ -99,6 +104,7 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     private var failure: String {
         switch code {
         case .cancelled: return "cancelled"
+        case .alreadyShutdown: return "not loaded: the transport (or the image system owning it) was shut down before this load"
         case .httpStatus(let status): return "HTTP \(status)" + (Self.statusText[status].map { " (\($0))" } ?? "")
         case .transport(let curlCode, let message): return "\(message) (curl \(curlCode))"
         case .tooLarge(let limit): return "the body is larger than the limit of \(limit) bytes; download stopped"

@@ -25,19 +25,25 @@ enum ShutdownWaiter: Sendable {
 
 /// A one-shot signal a thread blocks on: no spinning, and ThreadSanitizer sees the hand-over from
 /// `signal()` to `wait()` (a POSIX semaphore on Linux; Dispatch on Darwin, which has no `sem_init`).
-final class ThreadSignal: @unchecked Sendable {
+package final class ThreadSignal: @unchecked Sendable {
     #if canImport(Darwin)
     // Thread-safe by itself.
     private let semaphore = DispatchSemaphore(value: 0)
 
-    func signal() { semaphore.signal() }
+    /// A signal not given yet.
+    package init() {}
 
-    func wait() { semaphore.wait() }
+    /// Wakes the thread in `wait()` (or lets its next `wait()` return at once).
+    package func signal() { semaphore.signal() }
+
+    /// Blocks until `signal()`.
+    package func wait() { semaphore.wait() }
     #else
     // The semaphore is thread-safe by itself; the pointer never changes.
     private let semaphore: UnsafeMutablePointer<sem_t>
 
-    init() {
+    /// A signal not given yet.
+    package init() {
         semaphore = .allocate(capacity: 1)
         let created = sem_init(semaphore, 0, 0)
         precondition(created == 0, "sem_init failed: \(errno)")
@@ -49,12 +55,12 @@ final class ThreadSignal: @unchecked Sendable {
     }
 
     /// Wakes the thread in `wait()` (or lets its next `wait()` return at once).
-    func signal() {
+    package func signal() {
         sem_post(semaphore)
     }
 
     /// Blocks until `signal()`.
-    func wait() {
+    package func wait() {
         while sem_wait(semaphore) != 0 {
             precondition(errno == EINTR, "sem_wait failed: \(errno)")
         }

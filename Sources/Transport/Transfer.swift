@@ -48,6 +48,17 @@ final class Transfer: @unchecked Sendable {
     /// The attempts before this one failed: it opens a connection of its own (a failed attempt's
     /// connection may hold the excess bytes of a short `Content-Length`).
     var freshConnection = false
+    /// The completeness of `body` judged when it reached its `Content-Length` (and at which body
+    /// length): the verdict reuses it rather than scan the body a second time.
+    var judgedCompleteness: (length: Int, completeness: ImageCompleteness)?
+
+    /// Whether `body` holds a whole image, scanned once per body length.
+    func completeness() -> ImageCompleteness {
+        if let judged = judgedCompleteness, judged.length == body.count { return judged.completeness }
+        let completeness = ImageCompleteness.check(body)
+        judgedCompleteness = (body.count, completeness)
+        return completeness
+    }
     /// Who hears of the body while it arrives, at which length next, and how much of `body` it
     /// heard of already (the held bytes of a combined answer count as heard of).
     var checkpoints: BodyCheckpoints?

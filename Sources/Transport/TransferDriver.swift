@@ -344,7 +344,7 @@ final class TransferDriver: @unchecked Sendable {
             transfer.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
             transfer.responseBodyBytes += length
             if transfer.answer != .error, case .length(let declared) = ContentLengthVerdict(transfer.contentLengths),
-               transfer.responseBodyBytes == declared, case .incomplete = ImageCompleteness.check(transfer.body), let easy = transfer.easy {
+               transfer.responseBodyBytes == declared, case .incomplete = transfer.completeness(), let easy = transfer.easy {
                 // A Content-Length shorter than the image: the rest may follow in the connection,
                 // where the next response on it would be read from (RFC 9112 §6.3).
                 _ = imgp_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, 1)
@@ -376,6 +376,7 @@ final class TransferDriver: @unchecked Sendable {
             if line.starts(with: "HTTP/".utf8) {
                 transfer.contentLengths = []
                 transfer.responseBodyBytes = 0
+                transfer.judgedCompleteness = nil
             } else if line.count > 15, line.prefix(15).map({ $0 | 0x20 }).elementsEqual("content-length:".utf8) {
                 let value = String(decoding: line.dropFirst(15).filter { ![0x20, 0x09, 0x0D, 0x0A].contains($0) }, as: UTF8.self)
                 if transfer.contentLengths.count < 100 { transfer.contentLengths.append(value) }
@@ -500,7 +501,7 @@ final class TransferDriver: @unchecked Sendable {
                 return fail(.notAnImage(contentType: contentType.map { String(cString: $0) },
                                         start: ImageFormat.describeStart(transfer.body)))
             }
-            if case .incomplete(let detail) = ImageCompleteness.check(transfer.body) { return fail(.incompleteImage(detail)) }
+            if case .incomplete(let detail) = transfer.completeness() { return fail(.incompleteImage(detail)) }
         }
         let body = transfer.body
         transfer.body = []

@@ -1,3 +1,4 @@
+import Support
 import ArgumentParser
 import Fetch
 #if canImport(FoundationEssentials)

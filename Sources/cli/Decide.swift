@@ -1,4 +1,5 @@
 import ArgumentParser
+import Decoding
 import Fetch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -231,7 +232,7 @@ struct DecisionOptions {
         let decoded = try results.decoded.get()
         if let path = self.output {
             if let image = results.image {
-                try ImageOutput.write(try decoded.map(SizeOption.png) ?? image.bytes, to: path)
+                try ImageOutput.write(try decoded.map(SizeOption.png) ?? ImageBytes(image.bytes), to: path)
             } else if results.failure == nil {
                 // A script must not go on to show an older picture left at that path: exit 69
                 // (nothing to show, as offline and not cached), the file as it was.

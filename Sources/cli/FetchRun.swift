@@ -105,7 +105,7 @@ struct FetchRun {
             return .success(try ImageDecoder().decode(image.bytes, to: TargetSize(width: size.width, height: size.height)))
         } catch {
             if error.meansDamagedBytes { await pipeline.discardUndecodable(image.url) }
-            return .failure(CommandFailure("\(image.url): cannot decode the image: \(error)", status: .dataError))
+            return .failure(SizeOption.failure(decoding: image, error))
         }
     }
 
@@ -155,7 +155,8 @@ struct FetchRun {
         }
         output.endProgress()
         await pipeline.flush()
-        for (error, occurrences) in pipeline.diskWriteFailures {
+        for cause in pipeline.statistics.diskWriteFailureCauses {
+            let (error, occurrences) = (cause.error, cause.occurrences)
             let more = occurrences > 1 ? " (and \(occurrences - 1) more cache writes failed so)" : ""
             output.writeError("imgpolicy: \(TerminalText.escaped("\(error)\(more)"))\n")
             results.failure = CommandFailure("", status: .ioError)

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Decoding
 import Policy
 import Support
 
@@ -19,7 +20,7 @@ import Support
 /// - `-` is refused as a usage error (exit 64), not written as a file named `-`.
 enum ImageOutput {
     /// Writes `bytes` to `path`, or throws a failure with exit status 74 naming the path.
-    static func write(_ bytes: [UInt8], to path: String) throws(CommandFailure) {
+    static func write(_ bytes: ImageBytes, to path: String) throws(CommandFailure) {
         // `-` is not a file name here: standard output carries the decision's report.
         guard path != "-" else { throw standardOutputRefused }
         let kind = FileKind(path: path, followingLinks: true)
@@ -29,8 +30,10 @@ enum ImageOutput {
         case .fifo, .characterDevice:
             try writeDirectly(bytes, to: path)
         default:   // a regular file, or nothing there yet (the refused kinds were thrown above)
-            do {
-                try AtomicFileWriter.write(bytes, to: path, createFolders: false)
+            do throws(SystemError) {
+                try bytes.withUnsafeBytes { (raw) throws(SystemError) in
+                    try AtomicFileWriter.write(raw, to: path, createFolders: false)
+                }
             } catch {
                 throw failure(path, error.message)
             }
@@ -67,7 +70,7 @@ enum ImageOutput {
     /// `--output -` as a failure.
     static let standardOutputRefused = CommandFailure.usage(standardOutputMessage)
 
-    private static func writeDirectly(_ bytes: [UInt8], to path: String) throws(CommandFailure) {
+    private static func writeDirectly(_ bytes: ImageBytes, to path: String) throws(CommandFailure) {
         let fd = DescriptorReserve.admit(open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC))
         guard fd >= 0 else {
             let code = errno
@@ -83,8 +86,8 @@ enum ImageOutput {
         }
         let flags = fcntl(fd, F_GETFL)
         if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
-        do {
-            try AtomicFileWriter.writeAll(bytes, to: fd, path: path)
+        do throws(SystemError) {
+            try bytes.withUnsafeBytes { (raw) throws(SystemError) in try AtomicFileWriter.writeAll(raw, to: fd, path: path) }
         } catch {
             throw failure(path, error.message)
         }

@@ -6,7 +6,8 @@ import Support
 /// `--size WxH` (one item): the display size. Decisions see whether the item's thumbnail covers
 /// W (a policy's `thumbnailCoversDisplay`); with `--fetch` the image is decoded and downsampled to
 /// fit W×H pixels (never upscaled, EXIF orientation applied), `--output` then writes it as PNG,
-/// and `--json` adds `width` and `height`. A body that does not decode exits 65.
+/// and `--json` adds `width` and `height`. A body that does not decode exits 65; memory running
+/// out while decoding or encoding exits 74.
 struct SizeOption: ParsableArguments {
     /// A W×H box in pixels.
     struct Box: ExpressibleByArgument, Sendable {
@@ -45,11 +46,18 @@ struct SizeOption: ParsableArguments {
     /// `decode(_:)` to fit `size` (nil: no `--size`, nothing decoded).
     static func decode(_ image: FetchedImage?, to size: Box?) throws(CommandFailure) -> DecodedImage? {
         guard let size, let image else { return nil }
-        do {
+        do throws(DecodingError) {
             return try ImageDecoder().decode(image.bytes, to: TargetSize(width: size.width, height: size.height))
         } catch {
-            throw CommandFailure("\(image.url): cannot decode the image: \(error)", status: .dataError)
+            throw failure(decoding: image, error)
         }
+    }
+
+    /// Why `image` could not be decoded, as the command says it: exit 65 for bytes that are no
+    /// image this decoder reads; exit 74 when memory ran out (the bytes may be fine: a resource
+    /// failure, as too few file descriptors are).
+    static func failure(decoding image: FetchedImage, _ error: DecodingError) -> CommandFailure {
+        CommandFailure("\(image.url): cannot decode the image: \(error)", status: error.kind == .outOfMemory ? .ioError : .dataError)
     }
 
     /// The result lines with the decoded size: `"width"` and `"height"` in JSON, `, decoded WxH` in text.
@@ -62,12 +70,12 @@ struct SizeOption: ParsableArguments {
         return [body + ", decoded \(image.width)x\(image.height)\n"]
     }
 
-    /// The PNG bytes `--output` writes.
-    static func png(_ image: DecodedImage) throws(CommandFailure) -> [UInt8] {
-        do {
+    /// The PNG bytes `--output` writes (exit 74 when memory runs out, as for decoding).
+    static func png(_ image: DecodedImage) throws(CommandFailure) -> ImageBytes {
+        do throws(DecodingError) {
             return try PNGEncoder().encode(image)
         } catch {
-            throw CommandFailure("cannot encode the image as PNG: \(error)", status: .dataError)
+            throw CommandFailure("cannot encode the image as PNG: \(error)", status: error.kind == .outOfMemory ? .ioError : .dataError)
         }
     }
 }

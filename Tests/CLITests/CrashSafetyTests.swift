@@ -68,18 +68,15 @@ struct CrashSafetyRun: Sendable {
     /// Images written by `--output` and compared.
     var outputsCompared = 0
 
-    /// The series, run once, on a thread of its own (it blocks for its whole length).
+    /// The series, run once, on a thread of its own (it blocks for its whole length), with a
+    /// deadline of 15 minutes (it takes well under one).
     static let shared = Task {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<CrashSafetyRun, Error>) in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try CrashSafetyRun.perform(seed: 0x1DEA_C0DE) })
-            }
-        }
+        try await offThePool(seconds: 900, "the series of kills") { try CrashSafetyRun.perform(seed: 0x1DEA_C0DE) }
     }
 
     private static func perform(seed: UInt64) throws -> CrashSafetyRun {
         var run = CrashSafetyRun()
-        var random = SeededGenerator(seed: seed)
+        var random = SeededGenerator(seed: seed, label: "crash safety: sizes and kill moments")
         let home = TemporaryFolder()
         let cacheDir = home.file("cache")
         let bodies = (0..<imagesPerSet).map { n in TestImages.png(size: 512 + Int(random.next() % 48_000), seed: n) }

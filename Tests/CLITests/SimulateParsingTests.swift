@@ -1,6 +1,7 @@
 import Policy
 import Testing
-@testable import cli
+@testable import Simulation
+import Support
 
 /// The pure parts of `imgpolicy simulate`: the network script, the latency range, percentiles,
 /// the scroll plan, the server's bodies, and the screen's checks (each must be able to fail).

@@ -73,7 +73,7 @@ struct StartupTests {
     /// without: `--size` of an untagged PNG loads the codecs but not liblcms2; the same PNG with a
     /// Display P3 profile loads it.
     @Test func littleCMSIsLoadedOnlyForAnImageWithAColourProfile() async throws {
-        let plain = try PNGEncoder().encode(DecodedImage(width: 16, height: 16, bytesPerRow: 64, pixels: [UInt8](repeating: 200, count: 16 * 16 * 4)))
+        let plain = Array(try PNGEncoder().encode(DecodedImage(width: 16, height: 16, bytesPerRow: 64, pixels: [UInt8](repeating: 200, count: 16 * 16 * 4))))
         let profile = [UInt8](try Data(contentsOf: URL(fileURLWithPath: PackagePaths.root + "/Tests/DecodingFixtures/display-p3-lcms.icc")))
         let server = try TestHTTPServer(routes: ["/plain.png": .ok(plain), "/p3.png": .ok(PNGChunks.inserting(PNGChunks.iccp(profile), into: plain))])
         for (path, expected) in [("/plain.png", [String]()), ("/p3.png", ["liblcms2.so.2"])] {

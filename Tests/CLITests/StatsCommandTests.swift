@@ -234,7 +234,7 @@ struct StatsCommandTests {
         #expect(try await cli.run(arguments).status == 0)
         let runTime = ContinuousClock.now - start
         let microseconds = Int(runTime.components.seconds) * 1_000_000 + Int(runTime.components.attoseconds / 1_000_000_000_000)
-        var generator = SeededGenerator(seed: 8)
+        var generator = SeededGenerator(seed: 8, label: "stats: kill moments")
         var killedRunning = 0
         for round in 0..<30 {
             // Within the first half of a run as long as the measured one (which, measured through the

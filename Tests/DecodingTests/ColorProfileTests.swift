@@ -49,7 +49,7 @@ import TestSupport
             let webp = try SampleEncoder.webp(image)
             return profile.map { ProfiledFiles.webp(webp, width: 64, height: 32, profile: $0, alpha: alpha != 255) } ?? webp
         default:
-            let png = try PNGEncoder().encode(image)
+            let png = Array(try PNGEncoder().encode(image))
             return profile.map { ProfiledFiles.png(png, profile: $0) } ?? png
         }
     }
@@ -138,6 +138,66 @@ import TestSupport
             let expected = ColorReference.srgb8(linear: Double(value.r) / 255)
             #expect([p.r, p.g, p.b].allSatisfy { abs(Double($0) - expected) <= 3 } && p.a == 255, "\(level): \(p), expected \(expected)")
         }
+    }
+
+    /// Every grey value through the linear grey profile, against the exact curve: within 1/255
+    /// everywhere, the shadows too. Little CMS's default 8-bit optimisation missed by up to 9.7/255
+    /// there (2 came out 12, exactly 21.7; 1 → 6 for 12.7): grey transforms are built unoptimised
+    /// (`cmsFLAGS_NOOPTIMIZE`). PNG (the file's values exactly) and a grey JPEG (against the values
+    /// it decodes to unconverted).
+    @Test(arguments: ["png", "jpeg"])
+    func aLinearGreyProfileIsExactInTheShadows(format: String) throws {
+        // 256 columns, one per value, 16 rows (whole JPEG blocks hold 8 values each: the JPEG's
+        // values drift, which is why its reference is what it decodes to unconverted).
+        var rgba = [UInt8](repeating: 255, count: 256 * 16 * 4), grey = [UInt8](repeating: 0, count: 256 * 16)
+        for y in 0..<16 { for x in 0..<256 {
+            grey[y * 256 + x] = UInt8(x)
+            (rgba[(y * 256 + x) * 4], rgba[(y * 256 + x) * 4 + 1], rgba[(y * 256 + x) * 4 + 2]) = (UInt8(x), UInt8(x), UInt8(x))
+        } }
+        let profile = try ProfiledFiles.profile(ProfiledFiles.greyLinear)
+        let bytes = format == "jpeg"
+            ? ProfiledFiles.jpeg(try SampleEncoder.jpeg(DecodedImage(width: 256, height: 16, bytesPerRow: 1_024, pixels: rgba), quality: 100,
+                                                        options: CInt(IMGC_JPEG_GRAY)), profile: profile)
+            : ProfiledFiles.rawPNG(width: 256, height: 16, colorType: 0, bitDepth: 8, samples: grey, chunks: PNGChunks.iccp(profile))
+        let values = try untagged.decode(bytes), image = try decoder.decode(bytes)
+        var worst = (error: 0.0, value: 0)
+        for y in [0, 7, 15] { for x in 0..<256 {
+            let value = values.pixel(x: x, y: y), p = image.pixel(x: x, y: y)
+            if format == "png" { #expect(Int(value.r) == x, "the file holds \(value) at \(x)") }
+            let expected = ColorReference.srgb8(linear: Double(value.r) / 255)
+            let error = [p.r, p.g, p.b].map { abs(Double($0) - expected) }.max()!
+            if error > worst.error { worst = (error, Int(value.r)) }
+            #expect(error <= 1 && p.a == 255, "\(format) (\(x), \(y)): \(value.r) became \(p), expected \(expected)")
+        } }
+        // The shadows the optimised transform got wrong, by value.
+        if format == "png" {
+            for (value, exact) in [(1, 12.7), (2, 21.7), (3, 28.2), (4, 33.6)] {
+                #expect(abs(Double(image.pixel(x: value, y: 0).r) - exact) <= 1, "\(value) became \(image.pixel(x: value, y: 0))")
+            }
+        }
+        #expect(worst.error <= 1, "worst \(worst)")
+    }
+
+    /// A PNG may carry one iCCP chunk; a file with two uses the **first**, as libpng does (it
+    /// ignores the repeat with a warning), whichever profiles they hold: Display P3 then Adobe RGB
+    /// converts as Display P3, the reverse as Adobe RGB. (A damaged first one makes the profile
+    /// ignored; the second is never consulted.)
+    @Test(arguments: [(ProfiledFiles.displayP3, ProfiledFiles.adobeRGB), (ProfiledFiles.adobeRGB, ProfiledFiles.displayP3)])
+    func aPNGWithTwoICCPChunksUsesTheFirst(_ order: (String, String)) throws {
+        let (first, second) = order
+        let png = Array(try PNGEncoder().encode(Self.patchImage()))
+        let bytes = PNGChunks.inserting(PNGChunks.iccp(try ProfiledFiles.profile(first)) + PNGChunks.iccp(try ProfiledFiles.profile(second)), into: png)
+        let values = Self.centres(try untagged.decode(bytes))
+        let converted = Self.centres(try decoder.decode(bytes))
+        var apart = 0.0   // how far the two profiles' conversions are: the test can tell them apart
+        for (value, result) in zip(values, converted) {
+            let rgb = (Int(value.r), Int(value.g), Int(value.b))
+            let expected = ColorReference.convert(rgb, from: Self.space(first)), other = ColorReference.convert(rgb, from: Self.space(second))
+            let errors = [Double(result.r) - expected.0, Double(result.g) - expected.1, Double(result.b) - expected.2].map(abs)
+            #expect(errors.allSatisfy { $0 <= 3 }, "\(first) then \(second): \(value) became \(result), expected \(expected) (the second: \(other))")
+            apart = max(apart, abs(expected.0 - other.0), abs(expected.1 - other.1), abs(expected.2 - other.2))
+        }
+        #expect(apart >= 10, "the two profiles convert alike (\(apart)): the test could not tell")
     }
 
     /// PNG: an iCCP profile replaces gAMA, cHRM and sRGB (the specification's order): a file with
@@ -261,7 +321,7 @@ import TestSupport
     func aDamagedProfileIsIgnoredAndLogged(_ damage: String) throws {
         let p3 = try ProfiledFiles.profile(ProfiledFiles.displayP3)
         let image = Self.patchImage()
-        let jpeg = try SampleEncoder.jpeg(image, quality: 98), png = try PNGEncoder().encode(image), webp = try SampleEncoder.webp(image)
+        let jpeg = try SampleEncoder.jpeg(image, quality: 98), png = Array(try PNGEncoder().encode(image)), webp = try SampleEncoder.webp(image)
         var junk = SeededGenerator(seed: 16)
         let random = (0..<3_000).map { _ in UInt8.random(in: 0...255, using: &junk) }
         func patched(_ profile: [UInt8], _ offset: Int, _ value: UInt32) -> [UInt8] {

@@ -11,7 +11,7 @@ import TestSupport
 
     /// `image` as Adobe CMYK bytes (255 is no ink), the black ink taking the darkest part.
     static func adobeCMYK(_ image: DecodedImage) -> DecodedImage {
-        var pixels = image.pixels
+        var pixels = Array(image.pixels)
         for i in stride(from: 0, to: pixels.count, by: 4) {
             let (r, g, b) = (Int(pixels[i]), Int(pixels[i + 1]), Int(pixels[i + 2]))
             let light = max(r, g, b)     // 255 − black ink

@@ -84,7 +84,7 @@ import TestSupport
     }
 
     @Test func realDecodesRunOffTheCallersThreadWithTheSameResult() async throws {
-        let bytes = try PNGEncoder().encode(Samples.gradient(width: 300, height: 200))
+        let bytes = Array(try PNGEncoder().encode(Samples.gradient(width: 300, height: 200)))
         let queue = DecodingQueue()
         let images = try await withThrowingTaskGroup(of: DecodedImage.self) { group in
             for _ in 0..<4 { group.addTask { try await queue.decode(bytes, to: TargetSize(width: 60, height: 60)) } }

@@ -50,7 +50,7 @@ import Fetch
     @Test func translucentPixelsAreAveragedPremultiplied() throws {
         // Opaque red beside fully transparent green: the average is half-transparent pure red.
         var source = Samples.gradient(width: 40, height: 40)
-        var pixels = source.pixels
+        var pixels = Array(source.pixels)
         for y in 0..<40 { for x in 0..<40 {
             let i = (y * 40 + x) * 4
             (pixels[i], pixels[i + 1], pixels[i + 2], pixels[i + 3]) = x.isMultiple(of: 2) ? (255, 0, 0, 255) : (0, 255, 0, 0)
@@ -100,6 +100,22 @@ import Fetch
         }
     }
 
+    /// `size(of:)` reads the upright size without decoding: a 64×32 JPEG turned a quarter
+    /// (orientations 5–8) is 32×64; mirrored or turned half (1–4), 64×32. Both byte orders of EXIF.
+    @Test(arguments: 1...8)
+    func sizeOfATurnedJPEGSwapsWidthAndHeight(_ orientation: Int) throws {
+        let jpeg = try SampleEncoder.jpeg(Samples.quadrants(width: 64, height: 32), quality: 95)
+        let upright = orientation >= 5 ? (width: 32, height: 64) : (width: 64, height: 32)
+        for bigEndian in [false, true] {
+            let bytes = Samples.withOrientation(jpeg, orientation, bigEndian: bigEndian)
+            let size = try decoder.size(of: bytes)
+            #expect(size == upright, "orientation \(orientation), \(bigEndian ? "big" : "little")-endian EXIF")
+            // The size said is the size decoded.
+            let image = try decoder.decode(bytes)
+            #expect((image.width, image.height) == size)
+        }
+    }
+
     @Test func aDamagedExifSegmentMeansUpright() throws {
         let jpeg = try SampleEncoder.jpeg(Samples.quadrants(width: 64, height: 32), quality: 95)
         var bytes = Samples.withOrientation(jpeg, 6)
@@ -131,7 +147,7 @@ import Fetch
         case "jpeg": try SampleEncoder.jpeg(image, quality: 95)
         case "webp": try SampleEncoder.webp(image)
         case "gif": try SampleEncoder.gif(image)
-        default: try PNGEncoder().encode(image)
+        default: Array(try PNGEncoder().encode(image))
         }
     }
 }
@@ -142,7 +158,7 @@ import Fetch
     @Test func everyListedFormatDecodesAndTheOthersAreNotListed() throws {
         let source = Samples.quadrants(width: 16, height: 8)
         let samples: [ImageFormat: [UInt8]] = [
-            .jpeg: try SampleEncoder.jpeg(source, quality: 95), .png: try PNGEncoder().encode(source),
+            .jpeg: try SampleEncoder.jpeg(source, quality: 95), .png: Array(try PNGEncoder().encode(source)),
             .webp: try SampleEncoder.webp(source), .gif: try SampleEncoder.gif(source),
         ]
         #expect(ImageDecoder.decodableFormats == [.webp, .png, .jpeg, .gif])

@@ -33,7 +33,7 @@ import TestSupport
     }
 
     static func png(_ width: Int, _ height: Int, seed: Int = 0) throws -> [UInt8] {
-        try PNGEncoder().encode(Samples.gradient(width: width + seed, height: height))
+        Array(try PNGEncoder().encode(Samples.gradient(width: width + seed, height: height)))
     }
 
     static func url(_ path: String) -> ImageURL { ImageURL("http://127.0.0.1:9/\(path)")! }
@@ -83,12 +83,11 @@ import TestSupport
                                  settings: InMemorySettingsStore(), pipeline: pipeline)
         }
 
-        func item(_ name: String, original: [UInt8], thumbnail: [UInt8]? = nil, widths: (Int, Int)? = nil) -> ImageItem {
-            downloader.script(PixelLoaderTests.url(name), .bytes(original))
-            if let thumbnail { downloader.script(PixelLoaderTests.url(name + "-t"), .bytes(thumbnail)) }
-            return ImageItem(id: name, original: PixelLoaderTests.url(name),
-                             thumbnail: thumbnail.map { _ in PixelLoaderTests.url(name + "-t") },
-                             originalWidth: widths?.0, thumbnailWidth: widths?.1)
+        func scriptedItem(_ name: String, original: [UInt8], thumbnail: [UInt8]? = nil, widths: (Int, Int)? = nil) -> ImageItem {
+            let item = ImageItem.named(name, thumbnail: thumbnail != nil, originalWidth: widths?.0, thumbnailWidth: widths?.1)
+            downloader.script(item.original, .bytes(original))
+            if let thumbnail, let url = item.thumbnail { downloader.script(url, .bytes(thumbnail)) }
+            return item
         }
     }
 
@@ -100,9 +99,9 @@ import TestSupport
         let events = LockedList<PixelSlotEvent>()
         let slot = PixelSlot(loader: fixture.loader, pixels: pixels, displaySize: TargetSize(width: 100, height: 100),
                              deliveringOn: Delivery()) { events.append($0) }
-        let slow = slot.load(fixture.item("slow", original: slowBytes))
+        let slow = slot.load(fixture.scriptedItem("slow", original: slowBytes))
         #expect(await waitUntil { work.counts.withLock { $0.waiting } == 1 })   // its decode runs
-        await slot.load(fixture.item("fast", original: try Self.png(200, 100))).value
+        await slot.load(fixture.scriptedItem("fast", original: try Self.png(200, 100))).value
         work.gate.signal()                 // the stale decode finishes now
         await slow.value
         #expect(events.values.count == 1)
@@ -121,7 +120,7 @@ import TestSupport
         let events = LockedList<PixelSlotEvent>()
         let slot = PixelSlot(loader: fixture.loader, pixels: PixelLoader(queue: work.queue()),
                              displaySize: TargetSize(width: 60, height: 60), deliveringOn: Delivery()) { events.append($0) }
-        let load = slot.load(fixture.item("x", original: bytes))
+        let load = slot.load(fixture.scriptedItem("x", original: bytes))
         #expect(await waitUntil { work.counts.withLock { $0.waiting } == 1 })
         slot.cancel()
         work.gate.signal()
@@ -135,7 +134,7 @@ import TestSupport
     func theDisplayWidthChoosesTheVariantAndTheDecodedSize(_ width: Int, _ variant: Variant) async throws {
         let policy = try ImagePolicy.load(contentsOf: PackagePaths.policies + "/thumbnail-when-enough.json")
         let fixture = Fixture(policy: policy)
-        let item = fixture.item("p", original: try Self.png(1000, 500), thumbnail: try Self.png(400, 200), widths: (1000, 400))
+        let item = fixture.scriptedItem("p", original: try Self.png(1000, 500), thumbnail: try Self.png(400, 200), widths: (1000, 400))
         let events = LockedList<PixelSlotEvent>()
         let slot = PixelSlot(loader: fixture.loader, pixels: PixelLoader(), displaySize: TargetSize(width: width, height: width),
                              deliveringOn: Delivery()) { events.append($0) }
@@ -155,7 +154,7 @@ import TestSupport
         let events = LockedList<PixelSlotEvent>()
         let slot = PixelSlot(loader: fixture.loader, pixels: PixelLoader(), displaySize: TargetSize(width: 10, height: 10),
                              deliveringOn: Delivery()) { events.append($0) }
-        await slot.load(fixture.item("bad", original: Array("not an image".utf8))).value
+        await slot.load(fixture.scriptedItem("bad", original: Array("not an image".utf8))).value
         guard case .decodingFailed(_, .original, let url, let error)? = events.values.first else {
             Issue.record("expected a decoding failure, got \(events.values)")
             return
@@ -198,7 +197,7 @@ import TestSupport
             Issue.record("expected the original fetched again, got \(events.values)")
             return
         }
-        #expect(image.width == 50 && pipeline.undecodableDiscarded == 1 && downloader.calls(to: url) == 1)
+        #expect(image.width == 50 && pipeline.statistics.undecodableDiscarded == 1 && downloader.calls(to: url) == 1)
         await pipeline.flush()
         #expect(disk.cache.image(for: url) == good)
     }
@@ -214,7 +213,7 @@ import TestSupport
             return
         }
         #expect(decision.rule == "offline-cached-thumbnail")
-        #expect(disk.cache.image(for: original) == nil && downloader.requests.isEmpty && pipeline.undecodableDiscarded == 1)
+        #expect(disk.cache.image(for: original) == nil && downloader.requests.isEmpty && pipeline.statistics.undecodableDiscarded == 1)
     }
 
     @Test func offlineWithNothingElseCachedItIsThePlaceholder() async throws {

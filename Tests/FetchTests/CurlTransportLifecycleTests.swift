@@ -50,8 +50,9 @@ struct CurlTransportLifecycleTests {
             #expect((try? await task.value) == nil)
         }
         #expect(transport.load == (0, 0))
-        // Afterwards: downloads fail as cancelled at once, and shutting down again is harmless.
-        await #expect(throws: FetchError(url: url("/image"), code: .cancelled)) { try await transport.download(url("/image")) }
+        // Afterwards: downloads fail at once as asked for after the shutdown (not as cancelled),
+        // and shutting down again is harmless.
+        await #expect(throws: FetchError(url: url("/image"), code: .alreadyShutdown)) { try await transport.download(url("/image")) }
         await transport.shutdown()
     }
 

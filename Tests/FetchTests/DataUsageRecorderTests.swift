@@ -16,8 +16,9 @@ struct DataUsageRecorderTests {
         disk = try DiskCache(folder: folder.path)
     }
 
-    func item(_ name: String) -> ImageItem {
-        let item = ImageItem(id: name, original: ImageURL("http://127.0.0.1:9/\(name).png")!, thumbnail: ImageURL("http://127.0.0.1:9/\(name)-t.png")!)
+    /// The item `name`, its original scripted as 20,000 bytes and its thumbnail as 2,000.
+    func scriptedItem(_ name: String) -> ImageItem {
+        let item = ImageItem.named(name, suffix: ".png")
         downloader.script(item.original, .bytes(TestImages.png(size: 20_000, seed: 1)))
         downloader.script(item.thumbnail!, .bytes(TestImages.png(size: 2_000, seed: 2)))
         return item
@@ -37,7 +38,7 @@ struct DataUsageRecorderTests {
     }
 
     @Test func networkMemoryAndDiskSourcesAreEachCountedOnce() async throws {
-        let item = item("a")
+        let item = scriptedItem("a")
         let cellular = loader(NetworkState(.cellular))
         _ = try await load(item, with: cellular)                 // downloaded
         _ = try await load(item, with: cellular)                 // shown from memory
@@ -52,10 +53,10 @@ struct DataUsageRecorderTests {
     }
 
     @Test func aThumbnailOnCellularCountsAnOriginalNotDownloadedOnceAndAnOriginalOnWiFiNone() async throws {
-        let item = item("b")
+        let item = scriptedItem("b")
         for _ in 0..<3 { _ = try await load(item, with: loader(NetworkState(.cellular))) }
         #expect(recorder.usage.originalsNotDownloaded == [DataUsage.Link(.cellular): 1])  // once per original
-        let other = self.item("c")
+        let other = scriptedItem("c")
         _ = try await load(other, with: loader(NetworkState(.wifi)))
         #expect(amount(.init(.wifi), .original, .network) == .init(bytes: 20_000, transfers: 1))
         #expect(recorder.usage.originalsNotDownloaded() == 1)
@@ -70,9 +71,9 @@ struct DataUsageRecorderTests {
     }
 
     @Test func roamingAndExpensiveAreKeptApartAndOfflineHoldsNothingBack() async throws {
-        _ = try await load(item("d"), with: loader(NetworkState(.cellular, isRoaming: true)))
-        _ = try await load(item("e"), with: loader(NetworkState(.wifi, isExpensive: true)))
-        let offline = try await load(item("f"), with: loader(.offline))
+        _ = try await load(scriptedItem("d"), with: loader(NetworkState(.cellular, isRoaming: true)))
+        _ = try await load(scriptedItem("e"), with: loader(NetworkState(.wifi, isExpensive: true)))
+        let offline = try await load(scriptedItem("f"), with: loader(.offline))
         guard case .placeholder = offline else { Issue.record("expected the placeholder offline, got \(offline)"); return }
         let usage = recorder.usage
         #expect(usage.links == [DataUsage.Link(.wifi, isExpensive: true), DataUsage.Link(.cellular, isRoaming: true)])
@@ -88,15 +89,15 @@ struct DataUsageRecorderTests {
 
     @Test func observersGetTheCurrentValueThenEachChange() async throws {
         var changes = recorder.changes().makeAsyncIterator()
-        #expect(await changes.next() == DataUsage())
-        _ = try await load(item("h"), with: loader(NetworkState(.cellular)))
-        let next = await changes.next()
+        #expect(try await withDeadline("the current usage") { await changes.next() } == DataUsage())
+        _ = try await load(scriptedItem("h"), with: loader(NetworkState(.cellular)))
+        let next = try await withDeadline("the usage after a download") { await changes.next() }
         #expect(next?.downloadedBytes() == 2_000)
         #expect(next == recorder.usage)
     }
 
     @Test func concurrentLoadsAreAllCounted() async throws {
-        let items = (0..<100).map { item("p\($0)") }
+        let items = (0..<100).map { scriptedItem("p\($0)") }
         let loader = loader(NetworkState(.cellular))
         await withTaskGroup(of: Void.self) { group in
             for item in items { group.addTask { _ = try? await self.load(item, with: loader) } }

@@ -194,7 +194,7 @@ struct DiskCacheFreshnessTests {
         let good = DiskCacheEntry.encode(body: body, url: Array(url.absoluteString.utf8),
                                          freshness: freshness([("ETag", #""abc""#), ("Cache-Control", "max-age=60")]))
         #expect(DiskCache.body(of: good, for: url) == body)
-        var generator = SeededGenerator(seed: 9)
+        var generator = SeededGenerator(seed: 9, label: "random bytes in freshness slots")
         let slotsEnd = DiskCacheEntry.headerSize + url.absoluteString.utf8.count + 2 * 128
         for round in 0..<5_000 {
             var file = good

@@ -13,7 +13,7 @@ import TestSupport
 struct DiskCacheIndexTableTests {
     @Test(arguments: [1, 2, 3])
     func behavesLikeADictionary(_ seed: UInt64) {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededGenerator(seed: seed, label: "index table like a dictionary")
         // Few distinct keys, so that stores, uses and removals hit the same ones often.
         let keys = (0..<600).map { _ in Hash128(high: generator.next(), low: generator.next()) }
         checkAgainstADictionary(keys, generator: &generator)
@@ -24,7 +24,7 @@ struct DiskCacheIndexTableTests {
     /// zero too).
     @Test(arguments: [4, 5, 6])
     func behavesLikeADictionaryWithAZeroKey(_ seed: UInt64) {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededGenerator(seed: seed, label: "index table with a zero key")
         var keys = (0..<300).map { _ in Hash128(high: generator.next(), low: generator.next()) }
         keys += [Hash128(high: 0, low: 0), Hash128(high: 0, low: 1), Hash128(high: 1, low: 0), Hash128(high: 0, low: generator.next())]
         checkAgainstADictionary(keys, generator: &generator)

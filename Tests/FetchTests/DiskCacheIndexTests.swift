@@ -160,9 +160,11 @@ struct DiskCacheIndexTests {
         // on a 2-core machine) that the other tests' tasks need.
         let finished = LockedList<Int>()
         let images = (0..<60).map { TestImages.png(size: 2_000 + $0 * 50, seed: $0) }
+        var seeds = SeededGenerator(seed: 0x1D3C_0004, label: "4 instances sharing a folder")
         for (number, cache) in caches.enumerated() {
+            let seed = seeds.next()   // each thread's own sequence, drawn from the printed seed
             Thread.detachNewThread {
-                var generator = SeededGenerator(seed: UInt64(number))
+                var generator = SeededGenerator(seed: seed)
                 for _ in 0..<400 {
                     let n = Int.random(in: 0..<60, using: &generator)
                     switch Int.random(in: 0..<4, using: &generator) {

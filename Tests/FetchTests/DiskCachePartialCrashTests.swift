@@ -68,7 +68,7 @@ struct DiskCachePartialCrashTests {
         let whole = wholeBody()
         let path = folder.path + "/partial/" + Hash128(of: url.absoluteString).description
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        var random = SeededGenerator(seed: 0x9A87)
+        var random = SeededGenerator(seed: 0x9A87, label: "partial writers killed")
         for round in 0..<rounds {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)

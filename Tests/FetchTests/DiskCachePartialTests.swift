@@ -187,7 +187,7 @@ struct DiskCachePartialTests {
         let url = Array(testURL(1).absoluteString.utf8)
         let good = DiskCachePartialFile.header(totalLength: 9_000, validator: Array(#""v""#.utf8), url: url)
             + DiskCachePartialFile.chunks(whole[..<1_000], offset: 0) + DiskCachePartialFile.chunks(whole[1_000...], offset: 1_000)
-        var generator = SeededGenerator(seed: 12)
+        var generator = SeededGenerator(seed: 12, label: "random bytes in a partial")
         for round in 0..<3_000 {
             var file = good
             if round % 5 == 0 {

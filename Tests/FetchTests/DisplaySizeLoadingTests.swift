@@ -33,11 +33,10 @@ struct DisplaySizeLoadingTests {
     }
 
     /// An item served at /NAME (PNG seed `seed`, 1000 pixels wide) and /NAME-t (seed + 100, 400 wide).
-    func item(_ name: String, seed: Int) -> ImageItem {
+    func servedItem(_ name: String, seed: Int) -> ImageItem {
         server.route("/\(name)", .ok(TestImages.png(seed: seed)))
         server.route("/\(name)-t", .ok(TestImages.png(seed: seed + 100)))
-        return ImageItem(id: name, original: ImageURL(server.url("/\(name)"))!, thumbnail: ImageURL(server.url("/\(name)-t")),
-                         originalWidth: 1000, thumbnailWidth: 400)
+        return ImageItem.named(name, at: server.url("/"), originalWidth: 1000, thumbnailWidth: 400)
     }
 
     struct Scenario: Sendable, CustomTestStringConvertible {
@@ -58,7 +57,7 @@ struct DisplaySizeLoadingTests {
     /// On Wi-Fi a slot loads only the thumbnail when it covers the slot's width, else only the original.
     @Test(arguments: scenarios)
     func aSlotLoadsTheThumbnailOnWifiOnlyWhenItCoversTheDisplay(_ scenario: Scenario) async throws {
-        let item = item("s", seed: 1)
+        let item = servedItem("s", seed: 1)
         let events = LockedList<SlotEvent>()
         let slot = ImageSlot(loader: loader, deliveringOn: DeliveryActor()) { events.append($0) }
         await slot.load(item, displayWidth: scenario.displayWidth).value
@@ -80,8 +79,8 @@ struct DisplaySizeLoadingTests {
         let events = LockedList<SlotEvent>()
         let slot = ImageSlot(loader: loader, deliveringOn: DeliveryActor()) { events.append($0) }
         slot.displayWidth = 320
-        await slot.load(item("a", seed: 2)).value
-        await slot.load(item("b", seed: 3)).value
+        await slot.load(servedItem("a", seed: 2)).value
+        await slot.load(servedItem("b", seed: 3)).value
         #expect(events.values.map(\.variantLoaded) == [.thumbnail, .thumbnail])
         #expect(server.hits("/a") == 0 && server.hits("/b") == 0)
         #expect(server.hits("/a-t") == 1 && server.hits("/b-t") == 1)
@@ -89,7 +88,7 @@ struct DisplaySizeLoadingTests {
 
     /// The loader's own decision takes the width; without it the bundled policy decides as the default tree.
     @Test func theLoaderDecidesWithTheDisplayWidth() throws {
-        let item = item("d", seed: 4)
+        let item = servedItem("d", seed: 4)
         #expect(try loader.decide(item, displayWidth: 400).variant == .thumbnail)
         #expect(try loader.decide(item, displayWidth: 800).variant == .original)
         #expect(try loader.decide(item).variant == .original)
@@ -98,7 +97,7 @@ struct DisplaySizeLoadingTests {
     /// A list's rows load thumbnails that cover its display width; a wider display upgrades the
     /// visible rows to their originals, each fetched once; a narrower one again replaces nothing.
     @Test func aListLoadsCoveringThumbnailsAndUpgradesWhenTheDisplayWidens() async throws {
-        let items = (0..<3).map { item("row\($0)", seed: 10 + $0) }
+        let items = (0..<3).map { servedItem("row\($0)", seed: 10 + $0) }
         let events = LockedList<RowEvent>()
         let list = ImageList(loader: loader, nearRows: 0, deliveringOn: DeliveryActor(),
                              rules: ListRules(plan: { _, _ in .nothing }, letsRunningLoadsFinish: { _, _ in false })) {
@@ -110,9 +109,13 @@ struct DisplaySizeLoadingTests {
         list.setItems(items)
         list.setVisibleRows(0..<2)
         #expect(await waitUntil { events.values.filter { $0.summary == "imageReady thumbnail" }.count == 2 })
+        // A list starts its loads before the call that changed it returns: two (the thumbnails),
+        // both delivered, so no request for an original is on its way (not only "not there yet").
+        #expect(list.statistics.loadsStarted == 2)
         #expect((0..<2).allSatisfy { server.hits("/row\($0)-t") == 1 && server.hits("/row\($0)") == 0 })
         list.setDisplayWidth(1000)
         #expect(await waitUntil { events.values.filter { $0.summary == "upgraded original" }.count == 2 })
+        #expect(list.statistics.loadsStarted == 4)   // the two originals, delivered: nothing for row 2
         #expect((0..<2).allSatisfy { server.hits("/row\($0)") == 1 && server.hits("/row\($0)-t") == 1 })
         #expect(server.hits("/row2") == 0 && server.hits("/row2-t") == 0)
         let delivered = events.values.count

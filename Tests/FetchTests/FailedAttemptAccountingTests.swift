@@ -124,7 +124,7 @@ struct FailedAttemptAccountingTests {
             Issue.record("the load was not cancelled")
             return
         }
-        #expect(await waitUntil { resume.pipeline.bookkeeping.loads == 0 && recorder.usage.failedBytes() > 0 })
+        #expect(await waitUntil { resume.pipeline.statistics.inFlight == 0 && recorder.usage.failedBytes() > 0 })
         await resume.pipeline.flush()
         let kept = try #require(await offThePool { resume.disk.partial(for: resume.url("/r"))?.offset })
         // The transfer stopped with what it received; its last report kept all of it.

@@ -233,7 +233,7 @@ struct HTTPFreshnessTests {
     }
 
     @Test func hostileHeadersNeverTrap() {
-        var random = SeededGenerator(seed: 0x4854_5450)
+        var random = SeededGenerator(seed: 0x4854_5450, label: "hostile freshness headers")
         let names = ["Cache-Control", "Expires", "Age", "Date", "ETag", "Last-Modified"]
         let pieces = ["max-age=", "-", "9999999999999999999999", "0", ",", "\"", "\\", "=", "W/", "GMT", "Sun, 06 Nov 1994 08:49:37 GMT",
                       "stale-while-revalidate=", "no-store", "immutable", " ", "\u{0}", "é", "must-revalidate"]

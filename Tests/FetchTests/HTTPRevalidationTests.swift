@@ -71,7 +71,7 @@ struct HTTPRevalidationTests {
         clock.advance(120)   // stale
         let shown = try await pipeline.image(for: url("/e"))
         #expect(shown.source == .disk && shown.bytes == image)
-        #expect(await waitUntil { pipeline.revalidationStatistics.notModified == 1 })
+        #expect(await waitUntil { pipeline.statistics.revalidation.notModified == 1 })
         #expect(server.requests("/e").last?.header("If-None-Match") == "\"v1\"")
         // The refreshed freshness is on disk: fresh again, and the bytes kept.
         #expect(disk.freshness(of: url("/e"))?.state(at: clock.now) == .fresh)
@@ -92,7 +92,7 @@ struct HTTPRevalidationTests {
         try await loadAndKeepOnDiskOnly("/m")
         clock.advance(61)
         #expect(try await pipeline.image(for: url("/m")).source == .disk)
-        #expect(await waitUntil { pipeline.revalidationStatistics.notModified == 1 })
+        #expect(await waitUntil { pipeline.statistics.revalidation.notModified == 1 })
         #expect(server.requests("/m").last?.header("If-Modified-Since") == modified)
         #expect(disk.freshness(of: url("/m"))?.state(at: clock.now) == .fresh)
     }
@@ -113,11 +113,11 @@ struct HTTPRevalidationTests {
         try await loadAndKeepOnDiskOnly("/f")
         clock.advance(59)
         #expect(try await pipeline.image(for: url("/f")).source == .disk)
-        #expect(pipeline.revalidationStatistics.started == 0)
+        #expect(pipeline.statistics.revalidation.started == 0)
         pipeline.memory.purge()
         clock.advance(2)
         #expect(try await pipeline.image(for: url("/f")).source == .disk)
-        #expect(await waitUntil { pipeline.revalidationStatistics.ended == 1 })
+        #expect(await waitUntil { pipeline.statistics.revalidation.ended == 1 })
         #expect(server.hits("/f") == 2)
     }
 
@@ -127,7 +127,7 @@ struct HTTPRevalidationTests {
         try await loadAndKeepOnDiskOnly("/r")
         clock.advance(120)
         #expect(try await pipeline.image(for: url("/r")).bytes == old)   // shown at once, not re-delivered
-        #expect(await waitUntil { pipeline.revalidationStatistics.replaced == 1 })
+        #expect(await waitUntil { pipeline.statistics.revalidation.replaced == 1 })
         await pipeline.flush()
         #expect(disk.image(for: url("/r")) == new)
         #expect(disk.freshness(of: url("/r"))?.entityTag?.opaqueTag == "\"v2\"")
@@ -152,7 +152,7 @@ struct HTTPRevalidationTests {
             return
         }
         #expect(shown.bytes == old && shown.source == .disk)
-        #expect(await waitUntil { pipeline.revalidationStatistics.replaced == 1 })
+        #expect(await waitUntil { pipeline.statistics.revalidation.replaced == 1 })
         await pipeline.flush()
         let downloaded = recorder.usage.amount { $0.source == .network && $0.variant == .original && $0.link.kind == .wifi }
         #expect(downloaded.bytes == new.count && downloaded.transfers == 1)
@@ -166,7 +166,7 @@ struct HTTPRevalidationTests {
         await pipeline.flush()
         #expect(!disk.containsImage(at: url("/s")))
         #expect(disk.counters.refusedNoStore == 1)
-        #expect(pipeline.diskWriteStatistics.failed == 0)
+        #expect(pipeline.statistics.diskWriteFailures == 0)
     }
 
     @Test func anImmutableEntryIsNeverRevalidatedWhileFresh() async throws {
@@ -177,7 +177,7 @@ struct HTTPRevalidationTests {
             #expect(try await pipeline.image(for: url("/i")).source == .disk)
             pipeline.memory.purge()
         }
-        #expect(server.hits("/i") == 1 && pipeline.revalidationStatistics.started == 0)
+        #expect(server.hits("/i") == 1 && pipeline.statistics.revalidation.started == 0)
     }
 
     @Test(arguments: [
@@ -191,7 +191,7 @@ struct HTTPRevalidationTests {
         clock.advance(3600)
         let image = try await pipeline.image(for: url("/o"), networkAllowed: network.kind != .offline, network: network)
         #expect(image.source == .disk, "\(name)")
-        #expect(pipeline.revalidationStatistics.started == 0, "\(name)")
+        #expect(pipeline.statistics.revalidation.started == 0, "\(name)")
         #expect(server.hits("/o") == 1, "\(name)")
     }
 
@@ -205,7 +205,7 @@ struct HTTPRevalidationTests {
         eager.memory.purge()
         clock.advance(3600)
         #expect(try await eager.image(for: url("/x"), network: NetworkState(.cellular, isExpensive: true)).source == .disk)
-        #expect(await waitUntil { eager.revalidationStatistics.notModified == 1 })
+        #expect(await waitUntil { eager.statistics.revalidation.notModified == 1 })
     }
 
     @Test func aNoCacheEntryIsRevalidatedBeforeItIsShown() async throws {
@@ -215,7 +215,7 @@ struct HTTPRevalidationTests {
         let shown = try await pipeline.image(for: url("/c"))
         // The 304 came before the image: nothing left in the background.
         #expect(shown.source == .disk && shown.bytes == image)
-        #expect(server.hits("/c") == 2 && pipeline.revalidationStatistics.started == 0)
+        #expect(server.hits("/c") == 2 && pipeline.statistics.revalidation.started == 0)
         #expect(server.requests("/c").last?.header("If-None-Match") == "\"v1\"")
     }
 
@@ -234,10 +234,10 @@ struct HTTPRevalidationTests {
         try await loadAndKeepOnDiskOnly("/d")
         clock.advance(3600)
         #expect(await pipeline.cachedImage(for: url("/d"), revalidatingOn: NetworkState(.cellular, isRoaming: true))?.source == .disk)
-        #expect(pipeline.revalidationStatistics.started == 0)
+        #expect(pipeline.statistics.revalidation.started == 0)
         pipeline.memory.purge()
         #expect(await pipeline.cachedImage(for: url("/d"), revalidatingOn: NetworkState(.wifi))?.source == .disk)
         await pipeline.flush()
-        #expect(pipeline.revalidationStatistics.notModified == 1 && server.hits("/d") == 2)
+        #expect(pipeline.statistics.revalidation.notModified == 1 && server.hits("/d") == 2)
     }
 }

@@ -68,7 +68,7 @@ struct ImageListPipelinePriorityTests {
         let visible = Task { await loader.load(item, decision: decision, priority: RequestPriority(.visible)) }
         #expect(await waitUntil { downloader.priority(of: Self.url) == .visible })
         let otherLoad = Task { await loader.load(item, decision: decision, priority: RequestPriority(other)) }
-        #expect(await waitUntil { pipeline.bookkeeping.waiters == 2 })
+        #expect(await waitUntil { pipeline.statistics.waiters == 2 })
         #expect(downloader.priority(of: Self.url) == .visible)
         visible.cancel()
         #expect(await waitUntil { downloader.priority(of: Self.url) == other })

@@ -7,6 +7,7 @@ import Fetch
 @testable import Transport
 import Policy
 import Testing
+import TestSupport
 
 /// `ListRows`, the list's bookkeeping, without I/O: which rows load at what priority, which
 /// loads start while scrolling, and which events are delivered.
@@ -14,8 +15,7 @@ struct ImageListRowsTests {
     typealias Rows = ListRows<String>
 
     static func items(_ count: Int) -> [ImageItem] {
-        (0..<count).map { ImageItem(id: "\($0)", original: ImageURL("http://127.0.0.1:9/\($0).jpg")!,
-                                    thumbnail: ImageURL("http://127.0.0.1:9/\($0)-t.jpg")) }
+        (0..<count).map { ImageItem.named("\($0)", suffix: ".jpg") }
     }
 
     /// Facts for every row of the window, decided by the default policy with `cached` in the caches.

@@ -31,6 +31,9 @@ struct ImageListScenarioTests {
         #expect(await waitUntil { h.rows([22], got: "imageReady \(variant)") })
         #expect(await waitUntil { h.rows([23], got: "imageReady thumbnail") })      // never blank: the cached thumbnail
         #expect(await waitUntil { h.rows([20, 21, 24, 18, 19, 25, 26], got: "placeholder") })
+        // The list decides and starts its loads before `setVisibleRows` returns: no load that could
+        // download was started, so none can reach the downloader later (not only "none yet").
+        #expect(h.list.statistics.networkLoadsStarted == 0)
         #expect(h.scripted.callCount == 0)
         #expect(h.list.statistics.deferredWhileScrolling > 0)
 
@@ -70,7 +73,7 @@ struct ImageListScenarioTests {
     @Test(arguments: Reuse.allCases)
     func reuseWhileQueued(_ reuse: Reuse) async {
         let h = ListHarness(network: Self.wifi, nearRows: 0)
-        let newItem = ListHarness.item(100)
+        let newItem = ImageItem.named("100", suffix: ".jpg")
         h.scripted.script(newItem.original, .bytes(ListHarness.bytes(newItem.original)), after: .seconds(2))
         h.list.setItems(h.items)
         if reuse == .whileHeldByAFling { h.list.setScrollPhase(.flinging) }
@@ -148,9 +151,12 @@ struct ImageListScenarioTests {
         h.list.setItems(h.items)
         h.list.setVisibleRows(0..<2)
         #expect(await h.waitForDownloads(2))
+        let started = h.list.statistics.networkLoadsStarted
         h.list.networkChanged(to: Self.cellular)
         if letsRunningLoadsFinish {
             #expect(h.list.statistics.loadsLetFinish == 2)
+            // Decided before `networkChanged` returned: no new load, so no thumbnail download, ever.
+            #expect(h.list.statistics.networkLoadsStarted == started)
             h.clock.advance(by: .seconds(2))
             #expect(await waitUntil { h.rows(0..<2, got: "imageReady original") })
             #expect(h.scripted.calls(to: h.thumbnail(0)) == 0)
@@ -176,7 +182,7 @@ struct ImageListScenarioTests {
         #expect(await h.waitForDownloads(2))
         #expect(await waitUntil { h.rows([0], got: "imageReady thumbnail") })   // never blank meanwhile
         h.list.networkChanged(to: .offline)
-        #expect(await waitUntil { h.scripted.inFlightCount == 0 && h.pipeline.bookkeeping == (0, 0) })
+        #expect(await waitUntil { h.scripted.inFlightCount == 0 && h.pipeline.statistics.isIdle })
         #expect(await waitUntil { h.rows([1], got: "placeholder") })
         #expect(h.events(row: 0).map(\.summary) == ["imageReady thumbnail"])
         #expect(h.scripted.callCount == 2)
@@ -258,7 +264,11 @@ struct ImageListScenarioTests {
         #expect(await h.waitForDownloads(5))                  // rows 0, 1, near 2, prefetch 3, 4
         h.clock.advance(by: .seconds(1))
         #expect(await waitUntil { h.pipeline.containsImage(at: h.thumbnail(4)) && h.rows(0..<3, got: "imageReady thumbnail") })
+        let started = h.list.statistics.networkLoadsStarted
         h.list.networkChanged(to: Self.wifi)
+        // Three loads started (rows 0 to 2) before `networkChanged` returned, and all three reached
+        // the downloader: no load for rows 3 and 4 is on its way (not only "not there yet").
+        #expect(h.list.statistics.networkLoadsStarted == started + 3)
         #expect(await waitUntil { (0..<3).allSatisfy { h.scripted.calls(to: h.original($0)) == 1 } })
         #expect(h.scripted.calls(to: h.original(3)) == 0 && h.scripted.calls(to: h.original(4)) == 0)
         h.list.setVisibleRows(2..<4)                           // row 4 is near now
@@ -278,6 +288,9 @@ struct ImageListScenarioTests {
         #expect(await h.waitForDownloads(1))
         h.clock.advance(by: .seconds(2))
         #expect(await waitUntil { h.rows([0], got: "upgraded original") })
+        // One load (the original's, which delivered the cached thumbnail on the way) and it has
+        // ended: no thumbnail download can still come.
+        #expect(h.list.statistics.loadsStarted == 1)
         #expect(h.events(row: 0).map(\.summary) == ["imageReady thumbnail", "upgraded original"])
         #expect(h.scripted.calls(to: h.thumbnail(0)) == 0)
     }
@@ -291,8 +304,12 @@ struct ImageListScenarioTests {
         h.clock.advance(by: .seconds(2))
         #expect(await waitUntil { h.rows([0], got: "imageReady original") })
         h.pipeline.memory.purge()                               // not cached any more: cellular decides the thumbnail
+        let started = h.list.statistics.loadsStarted
         h.list.networkChanged(to: Self.cellular)
         h.list.setVisibleRows(0..<2)
+        // One load started (row 1's) before these calls returned, and it reached the downloader:
+        // nothing for row 0 is on its way, neither a download nor an event.
+        #expect(h.list.statistics.loadsStarted == started + 1)
         #expect(await waitUntil { h.scripted.calls(to: h.thumbnail(1)) == 1 })
         #expect(h.scripted.calls(to: h.thumbnail(0)) == 0)
         #expect(h.events(row: 0).map(\.summary) == ["imageReady original"])
@@ -302,11 +319,11 @@ struct ImageListScenarioTests {
     /// queue without ever starting, and the new item's request starts instead.
     @Test func reuseWhileQueuedInTheDownloader() async throws {
         let (downloader, list, events, blocking, blocker) = await Self.queuedList(plan: .nothing)
-        let items = (0..<4).map(ListHarness.item)
+        let items = (0..<4).map { ImageItem.named("\($0)", suffix: ".jpg") }
         list.setItems(items)
         list.setVisibleRows(0..<2)
         #expect(await waitUntil { downloader.waitingCount == 2 })
-        let newItem = ListHarness.item(100)
+        let newItem = ImageItem.named("100", suffix: ".jpg")
         list.setItems([items[0], newItem] + items[2...])
         #expect(await waitUntil { downloader.priority(of: items[1].original) == nil && downloader.waitingCount == 2 })
         #expect(downloader.priority(of: newItem.original) == LoadPriority(.visible, order: 1))
@@ -318,6 +335,9 @@ struct ImageListScenarioTests {
         downloader.finish(newItem.original)
         #expect(await waitUntil { events.values.filter { $0.summary == "imageReady original" }.count == 2 })
         #expect(downloader.startOrder == [blocker, items[0].original, newItem.original])
+        // The old item's load was cancelled (a cancelled load delivers nothing) and no request
+        // waits any more: no event of the old item can still come.
+        #expect(list.statistics.loadsCancelled == 1 && downloader.waitingCount == 0)
         #expect(events.values.allSatisfy { $0.row == 0 || $0.item == newItem })
         list.stop()
     }
@@ -348,7 +368,7 @@ struct ImageListScenarioTests {
     @Test func priorityOvertaking() async throws {
         let (downloader, list, _, blocking, blocker) = await Self.queuedList(plan: PrefetchPlan(ahead: 8))
         #expect(downloader.startOrder == [blocker])
-        let items = (0..<20).map(ListHarness.item)
+        let items = (0..<20).map { ImageItem.named("\($0)", suffix: ".jpg") }
         list.setItems(items)
         list.setVisibleRows(0..<2)
         #expect(await waitUntil { downloader.waitingCount == 10 })

@@ -126,7 +126,7 @@ final class ListHarness: Sendable {
         scripted = ScriptedDownloader(clock: clock)
         pipeline = ImagePipeline(downloader: scripted, disk: nil)
         reachability = FixedReachability(network)
-        let items = (0..<count).map(ListHarness.item)
+        let items = (0..<count).map { ImageItem.named("\($0)", suffix: ".jpg") }
         self.items = items
         for item in items {
             scripted.script(item.original, .bytes(ListHarness.bytes(item.original)), after: originalDelay)
@@ -140,11 +140,6 @@ final class ListHarness: Sendable {
                          rules: ListRules(plan: { _, _ in plan }, letsRunningLoadsFinish: { _, _ in letsRunningLoadsFinish })) {
             events.append($0)
         }
-    }
-
-    static func item(_ index: Int) -> ImageItem {
-        ImageItem(id: "\(index)", original: ImageURL("http://127.0.0.1:9/\(index).jpg")!,
-                  thumbnail: ImageURL("http://127.0.0.1:9/\(index)-t.jpg"))
     }
 
     static func bytes(_ url: ImageURL) -> [UInt8] { Array("\(url)".utf8) }

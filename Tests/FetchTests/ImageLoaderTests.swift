@@ -21,10 +21,6 @@ struct ImageLoaderTests {
                     settings: InMemorySettingsStore(), pipeline: pipeline)
     }
 
-    func item(_ name: String, thumbnail: Bool = true) -> ImageItem {
-        ImageItem(id: name, original: doubleURL("\(name).png"), thumbnail: thumbnail ? doubleURL("\(name)-t.png") : nil)
-    }
-
     /// Cuts the entry for `url` short, as a crash or a full disk would leave it.
     func cutShort(_ url: ImageURL) throws {
         #expect(Glibc.truncate(disk.entryPath(for: url), 20) == 0)
@@ -41,7 +37,7 @@ struct ImageLoaderTests {
 
     @Test(arguments: Damage.allCases)
     func onWiFiAnUnreadableCachedOriginalIsDownloaded(_ how: Damage) async throws {
-        let item = item("a")
+        let item = ImageItem.named("a", suffix: ".png")
         try disk.store([1, 2, 3], for: item.original)
         try damage(item.original, how)
         let loader = loader(.wifi)
@@ -57,7 +53,7 @@ struct ImageLoaderTests {
 
     @Test(arguments: Damage.allCases)
     func offlineAnUnreadableCachedOriginalFallsToTheCachedThumbnail(_ how: Damage) async throws {
-        let item = item("b")
+        let item = ImageItem.named("b", suffix: ".png")
         try disk.store([1, 2, 3], for: item.original)
         try disk.store([4, 5, 6], for: item.thumbnail!)
         try damage(item.original, how)
@@ -73,7 +69,7 @@ struct ImageLoaderTests {
     }
 
     @Test func offlineWithNothingReadableLeftItIsThePlaceholder() async throws {
-        let item = item("c", thumbnail: false)
+        let item = ImageItem.named("c", suffix: ".png", thumbnail: false)
         try disk.store([1, 2, 3], for: item.original)
         try cutShort(item.original)
         let loader = loader(.offline)
@@ -88,7 +84,7 @@ struct ImageLoaderTests {
     /// 3,000 items decided "show cached" while another process clears the cache (before and
     /// during the loads): every item is shown, none fails (it used to fail as "offline" for most).
     @Test func anotherProcessClearingTheCacheNeverMakesALoadFail() async throws {
-        let items = (0..<3000).map { item("many-\($0)", thumbnail: false) }
+        let items = (0..<3000).map { ImageItem.named("many-\($0)", suffix: ".png", thumbnail: false) }
         for item in items { try disk.store([9], for: item.original) }
         let loader = loader(.wifi)
         let decisions = try items.map { try loader.decide($0) }

@@ -80,23 +80,25 @@ final class GatedDownloader: ImageDownloading, @unchecked Sendable {
     }
 }
 
-/// A downloader that answers after a random delay of up to `maxLatency`, stopping early when
-/// cancelled; counts what it started.
+/// A downloader that answers after a random delay of up to `maxLatency` (drawn from `random`, a
+/// seeded source the test prints), stopping early when cancelled; counts what it started.
 final class RandomLatencyDownloader: ImageDownloading, @unchecked Sendable {
     // Guards `startedCount`.
     private let lock = NSLock()
     private var startedCount = 0
     let maxLatency: Duration
+    private let random: SeededBits
 
-    init(maxLatency: Duration = .milliseconds(3)) {
+    init(maxLatency: Duration = .milliseconds(3), random: SeededBits) {
         self.maxLatency = maxLatency
+        self.random = random
     }
 
     var started: Int { lock.withLock { startedCount } }
 
     func download(_ url: ImageURL) async throws(FetchError) -> [UInt8] {
         lock.withLock { startedCount += 1 }
-        let micros = Int.random(in: 0...Int(maxLatency.components.seconds * 1_000_000 + maxLatency.components.attoseconds / 1_000_000_000_000))
+        let micros = random.int(in: 0...Int(maxLatency.components.seconds * 1_000_000 + maxLatency.components.attoseconds / 1_000_000_000_000))
         do {
             try await Task.sleep(for: .microseconds(micros))
         } catch {

@@ -47,7 +47,7 @@ struct ImagePipelineTests {
         let results = try await withThrowingTaskGroup(of: FetchedImage.self) { group in
             for _ in 0..<10 { group.addTask { try await pipeline.image(for: url("/shared")) } }
             // Every waiter has joined the one transfer before the server answers.
-            #expect(await waitUntil { pipeline.bookkeeping.waiters == 10 && server.hits("/shared") == 1 })
+            #expect(await waitUntil { pipeline.statistics.waiters == 10 && server.hits("/shared") == 1 })
             gate.open()
             return try await group.reduce(into: []) { $0.append($1) }
         }
@@ -62,7 +62,7 @@ struct ImagePipelineTests {
         server.route("/one", gate.hold(.ok(TestImages.png())))
         let cancelled = Task { try await pipeline.image(for: url("/one")) }
         let kept = Task { try await pipeline.image(for: url("/one")) }
-        #expect(await waitUntil { server.hits("/one") == 1 && pipeline.bookkeeping.waiters == 2 })
+        #expect(await waitUntil { server.hits("/one") == 1 && pipeline.statistics.waiters == 2 })
         cancelled.cancel()
         await #expect(throws: FetchError(url: url("/one"), code: .cancelled)) { try await cancelled.value }
         gate.open()
@@ -84,7 +84,7 @@ struct ImagePipelineTests {
         for task in tasks { await #expect(throws: FetchError(url: url("/all"), code: .cancelled)) { try await task.value } }
         // The transfer leaves the transport, then the pipeline forgets the load.
         #expect(await waitUntil { transport.load.running == 0 })
-        #expect(await waitUntil { pipeline.bookkeeping == (0, 0) })
+        #expect(await waitUntil { pipeline.statistics.isIdle })
         #expect(!pipeline.containsImage(at: url("/all")))
         #expect(pipeline.statistics.downloads == 1)
         await transport.shutdown()

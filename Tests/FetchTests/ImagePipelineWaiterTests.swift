@@ -36,33 +36,39 @@ struct ImagePipelineWaiterTests {
         }
         #expect(delivered >= 1300)
         #expect(downloader.started == 1)
-        #expect(await waitUntil { pipeline.bookkeeping == (0, 0) }, "\(pipeline.bookkeeping)")
+        #expect(await waitUntil { pipeline.statistics.isIdle }, "\(pipeline.statistics)")
     }
 
     /// Many URLs, random latencies, every waiter cancelled at a random moment (or not at all):
     /// once the calls end and the loads stop, nothing is left.
     @Test func randomCancellationsOverManyURLsLeaveNoBookkeeping() async throws {
-        let downloader = RandomLatencyDownloader(maxLatency: .milliseconds(2))
+        var random = SeededGenerator(seed: 0x3000_CA9C, label: "random cancellations over many URLs")
+        // Each waiter's fate, drawn up front: a replay gives every waiter the same one.
+        let plans = (0..<3000).map { _ in
+            (cancel: Int.random(in: 0..<4, using: &random), pause: Int.random(in: 0...3000, using: &random),
+             purges: Int.random(in: 0..<10, using: &random) == 0)
+        }
+        let downloader = RandomLatencyDownloader(maxLatency: .milliseconds(2), random: SeededBits(seed: random.next()))
         let pipeline = ImagePipeline(downloader: downloader, disk: nil)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<3000 {
+            for (index, plan) in plans.enumerated() {
                 group.addTask {
                     let url = doubleURL("u\(index % 40)")
                     let task = Task { try await pipeline.image(for: url) }
-                    switch Int.random(in: 0..<4) {
+                    switch plan.cancel {
                     case 0: task.cancel()
                     case 1: await Task.yield(); task.cancel()
-                    case 2: try? await Task.sleep(for: .microseconds(Int.random(in: 0...3000))); task.cancel()
+                    case 2: try? await Task.sleep(for: .microseconds(plan.pause)); task.cancel()
                     default: break
                     }
                     if let image = try? await task.value { #expect(image.bytes == body(of: url)) }
                     task.cancel()                                            // after delivery
-                    if Int.random(in: 0..<10) == 0 { pipeline.memory.purge() }   // more loads
+                    if plan.purges { pipeline.memory.purge() }               // more loads
                 }
             }
             try await group.waitForAll()
         }
-        #expect(await waitUntil { pipeline.bookkeeping == (0, 0) }, "\(pipeline.bookkeeping)")
+        #expect(await waitUntil { pipeline.statistics.isIdle }, "\(pipeline.statistics)")
     }
 
     /// The transfer had completed when every waiter left: the body goes to the memory cache, then
@@ -77,7 +83,7 @@ struct ImagePipelineWaiterTests {
         for task in tasks { task.cancel() }
         for task in tasks { await #expect(throws: FetchError(url: url, code: .cancelled)) { try await task.value } }
         downloader.open()                      // the transport reports the completed transfer
-        #expect(await waitUntil { pipeline.bookkeeping == (0, 0) })
+        #expect(await waitUntil { pipeline.statistics.isIdle })
         #expect(pipeline.memory.containsImage(at: url))
         await pipeline.flush()
         #expect(disk.containsImage(at: url))
@@ -97,12 +103,12 @@ struct ImagePipelineWaiterTests {
         first.cancel()
         await #expect(throws: FetchError(url: url, code: .cancelled)) { try await first.value }
         let second = Task { try await pipeline.image(for: url) }
-        #expect(await waitUntil { pipeline.bookkeeping.waiters == 1 })
+        #expect(await waitUntil { pipeline.statistics.waiters == 1 })
         downloader.open()
         let image = try await second.value
         #expect(image.source == .network && image.bytes == body(of: url))
         #expect(downloader.started == 1)
-        #expect(pipeline.bookkeeping == (0, 0))
+        #expect(pipeline.statistics.isIdle)
     }
 
     /// If the stopped transfer did not complete, the callers that joined it get a fresh load, not
@@ -117,11 +123,11 @@ struct ImagePipelineWaiterTests {
         await #expect(throws: FetchError(url: url, code: .cancelled)) { try await first.value }
         // The stopped transfer has not reported back yet: the new caller joins it.
         let second = Task { try await pipeline.image(for: url) }
-        #expect(await waitUntil { pipeline.bookkeeping == (loads: 1, waiters: 1) })
+        #expect(await waitUntil { pipeline.statistics.inFlight == 1 && pipeline.statistics.waiters == 1 })
         downloader.open()
         let image = try await second.value
         #expect(image.source == .network && image.bytes == body(of: url))
         #expect(downloader.started == 2)
-        #expect(pipeline.bookkeeping == (0, 0))
+        #expect(pipeline.statistics.isIdle)
     }
 }

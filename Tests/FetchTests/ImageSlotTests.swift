@@ -26,11 +26,6 @@ struct ImageSlotTests {
         ImageLoader(policy: .default, reachability: reachability, settings: InMemorySettingsStore(), pipeline: pipeline)
     }
 
-    func item(_ name: String, thumbnail: Bool = true) -> ImageItem {
-        ImageItem(id: name, original: ImageURL(server.url("/\(name)"))!,
-                  thumbnail: thumbnail ? ImageURL(server.url("/\(name)-t")) : nil)
-    }
-
     @Test func aSlowLoadNeverLandsInAReusedSlot() async throws {
         let gate = ServerGate()
         defer { gate.open() }
@@ -39,9 +34,9 @@ struct ImageSlotTests {
         _ = try await pipeline.image(for: ImageURL(server.url("/fast"))!)   // cached
         let log = LockedList<SlotEvent>()
         let slot = ImageSlot(loader: loader) { log.append($0) }
-        let slow = slot.load(item("slow"))
+        let slow = slot.load(ImageItem.named("slow", at: server.url("/")))
         #expect(await waitUntil { server.hits("/slow") == 1 })
-        let fast = slot.load(item("fast"))       // a cache hit: still cancels the slow load first
+        let fast = slot.load(ImageItem.named("fast", at: server.url("/")))       // a cache hit: still cancels the slow load first
         await fast.value
         gate.open()                              // the slow answer may come now: it must not land
         await slow.value                         // the superseded load has ended: nothing more can come
@@ -61,10 +56,10 @@ struct ImageSlotTests {
         server.route("/slow2", gate.hold(.ok(TestImages.png())))
         let log = LockedList<SlotEvent>()
         let slot = ImageSlot(loader: loader) { log.append($0) }
-        let slow = slot.load(item("slow2"))
+        let slow = slot.load(ImageItem.named("slow2", at: server.url("/")))
         #expect(await waitUntil { server.hits("/slow2") == 1 })
         reachability.update(to: .offline)
-        await slot.load(item("nothing-cached")).value
+        await slot.load(ImageItem.named("nothing-cached", at: server.url("/"))).value
         gate.open()
         await slow.value
         guard case .placeholder(let decision)? = log.values.first, log.values.count == 1 else {
@@ -81,7 +76,7 @@ struct ImageSlotTests {
         _ = try await pipeline.image(for: ImageURL(server.url("/broken-t"))!)
         let log = LockedList<SlotEvent>()
         let slot = ImageSlot(loader: loader) { log.append($0) }
-        await slot.load(item("broken")).value
+        await slot.load(ImageItem.named("broken", at: server.url("/"))).value
         guard case .failed(_, let error, let fallback)? = log.values.first else {
             Issue.record("expected a failure, got \(log.values)")
             return
@@ -95,7 +90,7 @@ struct ImageSlotTests {
         reachability.update(to: NetworkState(.cellular))
         let log = LockedList<SlotEvent>()
         let slot = ImageSlot(loader: loader) { log.append($0) }
-        await slot.load(item("cell")).value
+        await slot.load(ImageItem.named("cell", at: server.url("/"))).value
         guard case .imageReady(_, .thumbnail, let image)? = log.values.first else {
             Issue.record("expected the thumbnail, got \(log.values)")
             return
@@ -186,7 +181,8 @@ struct ImageSlotTests {
     /// every event delivered belongs to the slot's current load at that moment. Zero stale.
     @MainActor
     @Test func thousandsOfReuseCyclesDeliverNothingStale() async {
-        let downloader = RandomLatencyDownloader(maxLatency: .milliseconds(2))
+        var random = SeededGenerator(seed: 0x510_7C1C, label: "slot reuse cycles")
+        let downloader = RandomLatencyDownloader(maxLatency: .milliseconds(2), random: SeededBits(seed: random.next()))
         var current: ImageURL?
         var stale: [String] = []
         var delivered = 0
@@ -200,14 +196,14 @@ struct ImageSlotTests {
             let item = ImageItem(id: "\(cycle)", original: doubleURL("cell-\(cycle % 97)"), thumbnail: nil)
             last = slot.load(item)
             current = item.original
-            switch Int.random(in: 0..<6) {
+            switch Int.random(in: 0..<6, using: &random) {
             case 0:
                 slot.cancel()
                 current = nil
             case 1, 2:
                 await Task.yield()
             case 3:
-                try? await Task.sleep(for: .microseconds(Int.random(in: 0...1500)))
+                try? await Task.sleep(for: .microseconds(Int.random(in: 0...1500, using: &random)))
             default:
                 break
             }

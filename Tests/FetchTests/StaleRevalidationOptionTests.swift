@@ -43,9 +43,9 @@ struct StaleRevalidationOptionTests {
         clock.advance(3600)
         #expect(try await pipeline.image(for: base.url("/s"), network: network).source == .disk)
         // A revalidation is started (counted) before the stale image is returned.
-        #expect(pipeline.revalidationStatistics.started == (revalidated ? 1 : 0))
+        #expect(pipeline.statistics.revalidation.started == (revalidated ? 1 : 0))
         if revalidated {
-            #expect(await waitUntil { pipeline.revalidationStatistics.notModified == 1 })
+            #expect(await waitUntil { pipeline.statistics.revalidation.notModified == 1 })
         }
         await pipeline.flush()
         #expect(base.server.hits("/s") == (revalidated ? 2 : 1))

@@ -43,7 +43,7 @@ struct TransportRetryPolicyTests {
     @Test(arguments: [(1, Duration.milliseconds(500)), (2, .seconds(1)), (3, .seconds(2)), (6, .seconds(16)),
                       (7, .seconds(30)), (40, .seconds(30)), (Int.max, .seconds(30))])
     func theBackoffIsAFullJitterUnderTheDoublingCeiling(retry: Int, ceiling: Duration) {
-        var random = SeededGenerator(seed: UInt64(truncatingIfNeeded: retry))
+        var random = SeededGenerator(seed: UInt64(truncatingIfNeeded: retry), label: "full jitter, retry \(retry)")
         let waits = (0..<2000).map { _ in RetryPolicy.standard.backoff(beforeRetry: retry, using: &random) }
         #expect(waits.allSatisfy { $0 >= .zero && $0 <= ceiling })
         #expect(waits.min()! < ceiling / 10)

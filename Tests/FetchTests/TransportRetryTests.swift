@@ -223,14 +223,3 @@ struct TransportRetryTests {
         await self.transport.shutdown()
     }
 }
-
-/// A seeded generator several threads may draw from.
-final class SeededBits: @unchecked Sendable {
-    // Guards `generator`.
-    private let lock = NSLock()
-    private var generator: SeededGenerator
-
-    init(seed: UInt64) { generator = SeededGenerator(seed: seed) }
-
-    func next() -> UInt64 { lock.withLock { generator.next() } }
-}

@@ -65,7 +65,7 @@ struct WholeBodyTests {
         #expect(disk.image(for: url("/v")) == Self.imageB && disk.partial(for: url("/v")) == nil)
         // The refused 206 was stopped at its first bytes: at most one read of it was received.
         #expect(image.failedBytes < 300_000, "\(image.failedBytes)")
-        #expect(pipeline.resumeStatistics.resumed == 0)
+        #expect(pipeline.statistics.resume.resumed == 0)
     }
 
     @Test(arguments: [

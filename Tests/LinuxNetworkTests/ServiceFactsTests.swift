@@ -31,14 +31,14 @@ struct ServiceFactsTests {
         #expect(provider.serviceFacts.metered == NetworkFact(false, "NetworkManager: Metered is no (2)"))
         #expect(provider.currentState == NetworkState(.wired))
         var changes = provider.stateChanges().makeAsyncIterator()
-        #expect(await changes.next() == NetworkState(.wired))
+        #expect(try await withDeadline("the first state") { await changes.next() } == NetworkState(.wired))
 
         try bus.setMetered(1)
-        #expect(await changes.next() == NetworkState(.wired, isExpensive: true))
+        #expect(try await withDeadline("metered yes") { await changes.next() } == NetworkState(.wired, isExpensive: true))
         try bus.setMetered(3)  // guess-yes: still metered, nothing new to publish
         #expect(await waitUntil { provider.serviceFacts.metered.explanation.contains("guess-yes") })
         try bus.setMetered(4)  // guess-no
-        #expect(await changes.next() == NetworkState(.wired))
+        #expect(try await withDeadline("metered guess-no") { await changes.next() } == NetworkState(.wired))
         #expect(provider.activity.published == 2)
         await provider.shutdown()
     }

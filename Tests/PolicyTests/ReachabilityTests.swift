@@ -1,5 +1,6 @@
 import Policy
 import Testing
+import TestSupport
 
 /// The portable providers: the environment variable and the fixed state.
 struct ReachabilityTests {
@@ -34,15 +35,15 @@ struct ReachabilityTests {
         #expect(NetworkState(parsing: "cellular,roaming")?.description == "cellular,expensive,roaming")
     }
 
-    @Test func fixedProviderPublishesUpdatesOnce() async {
+    @Test func fixedProviderPublishesUpdatesOnce() async throws {
         let provider = FixedReachability(NetworkState(.wifi))
         var iterator = provider.stateChanges().makeAsyncIterator()
-        #expect(await iterator.next() == NetworkState(.wifi))
+        #expect(try await withDeadline("the current state") { await iterator.next() } == NetworkState(.wifi))
         provider.update(to: NetworkState(.wifi))  // unchanged: not published
         provider.update(to: NetworkState(.cellular, isExpensive: true))
         provider.update(to: .offline)
-        #expect(await iterator.next() == NetworkState(.cellular, isExpensive: true))
-        #expect(await iterator.next() == .offline)
+        #expect(try await withDeadline("cellular") { await iterator.next() } == NetworkState(.cellular, isExpensive: true))
+        #expect(try await withDeadline("offline") { await iterator.next() } == .offline)
         #expect(provider.currentState == .offline)
     }
 }

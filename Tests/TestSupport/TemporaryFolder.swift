@@ -1,6 +1,10 @@
 import Foundation
 
 /// A folder under the system's temporary directory, removed when the value is released.
+///
+/// Whatever a test still writes into it must have landed by then (flush the pipeline or cache
+/// that writes there, stop the process): a write racing the removal leaves the folder behind,
+/// and the removal says so on standard error, naming the folder.
 public final class TemporaryFolder: @unchecked Sendable {
     // Immutable after init; the folder itself is only touched by the test that owns it.
     /// The folder's absolute path.
@@ -15,7 +19,13 @@ public final class TemporaryFolder: @unchecked Sendable {
     }
 
     deinit {
-        try? FileManager.default.removeItem(atPath: path)
+        do {
+            try FileManager.default.removeItem(atPath: path)
+        } catch where FileManager.default.fileExists(atPath: path) {
+            FileHandle.standardError.write(Data("TemporaryFolder: \(path) is left behind (something still wrote into it): \(error)\n".utf8))
+        } catch {
+            // Removed already, by the test itself.
+        }
     }
 
     /// The absolute path of `name` inside the folder.

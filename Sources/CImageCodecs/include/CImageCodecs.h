@@ -64,18 +64,22 @@ imgc_status imgc_png_info(const uint8_t *data, size_t size, int *width, int *hei
 /// then ignored, as the PNG specification says: nothing is converted twice).
 imgc_status imgc_png_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
                             size_t capacity, int options, imgc_profile *profile, char *message);
-/// PNG: encodes RGBA8 (not premultiplied). On success *output is a malloc'd buffer of *count bytes,
-/// for imgc_free.
+/// PNG: the most bytes imgc_png_encode can write for an RGBA8 image of width × height (libpng's
+/// PNG_IMAGE_PNG_SIZE_MAX), or 0 when the sides are not positive or the bound is beyond memory.
+size_t imgc_png_encode_capacity(int width, int height);
+/// PNG: encodes RGBA8 (not premultiplied) into `output`, `capacity` bytes of the caller's (at
+/// least imgc_png_encode_capacity); *count is the number written. The caller allocates, so that
+/// memory running out is the caller's error value, never a trap.
 imgc_status imgc_png_encode(const uint8_t *pixels, int width, int height, size_t stride,
-                            uint8_t **output, size_t *count, char *message);
+                            uint8_t *output, size_t capacity, size_t *count, char *message);
 
 /// WebP: the declared dimensions; *animated is 1 for an animation, *alpha 1 when it has an alpha channel.
 imgc_status imgc_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *animated, int *alpha,
                            char *message);
-/// WebP: decodes into RGBA8 (not premultiplied), scaled while decoding to width × height. An
-/// animated WebP gives its first frame composed on its canvas (libwebpdemux, loaded on first use);
-/// width × height must then be the declared (canvas) size: it is not scaled. With
-/// IMGC_DECODE_COLOR_PROFILE, an ICCP profile is applied (at the decoded size).
+/// WebP: decodes into RGBA8 (not premultiplied) at the declared size, width × height (never
+/// scaled: libwebp's scaler is no area average; imgc_resample does every downsample). An animated
+/// WebP gives its first frame composed on its canvas (libwebpdemux, loaded on first use). With
+/// IMGC_DECODE_COLOR_PROFILE, an ICCP profile is applied.
 imgc_status imgc_webp_decode(const uint8_t *data, size_t size, int width, int height, uint8_t *pixels, size_t stride,
                             size_t capacity, int options, imgc_profile *profile, char *message);
 

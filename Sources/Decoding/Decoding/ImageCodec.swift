@@ -21,15 +21,12 @@ enum ImageCodec: String, Sendable, CaseIterable {
     struct Header {
         /// The declared width and height (of an animation: its canvas).
         var width: Int, height: Int
-        /// A WebP animation (its first frame is decoded, at the canvas size).
-        var isAnimated = false
-        /// A WebP with an alpha channel (decoded at full size, then resampled: libwebp's own
-        /// scaling does not average alpha exactly).
-        var hasAlpha = false
     }
 
     /// The header's facts.
     func info(_ bytes: UnsafeBufferPointer<UInt8>) throws(DecodingError) -> Header {
+        // A WebP's animation and alpha flags are not needed: every WebP is decoded at its declared
+        // (canvas) size and resampled here, as a PNG is.
         var width: CInt = 0, height: CInt = 0, animated: CInt = 0, alpha: CInt = 0
         var message = [CChar](repeating: 0, count: Int(IMGC_MESSAGE_CAPACITY))
         let status = message.withUnsafeMutableBufferPointer { text in
@@ -44,7 +41,7 @@ enum ImageCodec: String, Sendable, CaseIterable {
         guard width > 0, height > 0 else {
             throw DecodingError(kind: .corrupt, format: rawValue, detail: "declared size \(width)x\(height)")
         }
-        return Header(width: Int(width), height: Int(height), isAnimated: animated != 0, hasAlpha: alpha != 0)
+        return Header(width: Int(width), height: Int(height))
     }
 
     /// What became of an embedded colour profile.
@@ -58,34 +55,34 @@ enum ImageCodec: String, Sendable, CaseIterable {
     }
 
     /// Decodes into a new buffer of `width` × `height` RGBA8 pixels (the declared size, or for
-    /// JPEG a TurboJPEG scaled size, for a still WebP any size), converting an embedded ICC
-    /// profile to sRGB when `colorProfiles` is true.
-    func decode(_ bytes: UnsafeBufferPointer<UInt8>, width: Int, height: Int,
-                colorProfiles: Bool) throws(DecodingError) -> (pixels: [UInt8], profile: ProfileOutcome) {
+    /// JPEG a TurboJPEG scaled size), converting an embedded ICC profile to sRGB when
+    /// `colorProfiles` is true. The buffer comes from `memory`: one that cannot be had is
+    /// `.outOfMemory`, with the declared size `declared`.
+    func decode(_ bytes: UnsafeBufferPointer<UInt8>, width: Int, height: Int, declared: (width: Int, height: Int),
+                colorProfiles: Bool, memory: ImageMemory) throws(DecodingError) -> (pixels: ImageBytes, profile: ProfileOutcome) {
         let stride = width * 4
+        let (count, overflow) = stride.multipliedReportingOverflow(by: height)
+        let allocation = try memory.allocation(overflow ? -1 : count, for: "the decoded \(width)x\(height) pixels",
+                                               format: rawValue, size: declared)
         var message = [CChar](repeating: 0, count: Int(IMGC_MESSAGE_CAPACITY))
-        var status = IMGC_OK
         var profile = IMGC_PROFILE_NONE
         let w = CInt(width), h = CInt(height), options = colorProfiles ? CInt(IMGC_DECODE_COLOR_PROFILE) : 0
-        let pixels = [UInt8](unsafeUninitializedCapacity: stride * height) { buffer, count in
-            status = message.withUnsafeMutableBufferPointer { text in
-                switch self {
-                case .jpeg: imgc_jpeg_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, options, &profile, text.baseAddress)
-                case .png: imgc_png_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, options, &profile, text.baseAddress)
-                case .webp: imgc_webp_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, options, &profile, text.baseAddress)
-                case .gif: imgc_gif_decode(bytes.baseAddress, bytes.count, w, h, buffer.baseAddress, stride, buffer.count, options, &profile, text.baseAddress)
-                }
+        let buffer = allocation.base
+        let status = message.withUnsafeMutableBufferPointer { text in
+            switch self {
+            case .jpeg: imgc_jpeg_decode(bytes.baseAddress, bytes.count, w, h, buffer, stride, count, options, &profile, text.baseAddress)
+            case .png: imgc_png_decode(bytes.baseAddress, bytes.count, w, h, buffer, stride, count, options, &profile, text.baseAddress)
+            case .webp: imgc_webp_decode(bytes.baseAddress, bytes.count, w, h, buffer, stride, count, options, &profile, text.baseAddress)
+            case .gif: imgc_gif_decode(bytes.baseAddress, bytes.count, w, h, buffer, stride, count, options, &profile, text.baseAddress)
             }
-            if status != IMGC_OK { buffer.initialize(repeating: 0) }
-            count = buffer.count
         }
-        try check(status, message)
+        try check(status, message, declared: declared)
         let outcome: ProfileOutcome = switch profile {
         case IMGC_PROFILE_APPLIED: .applied
         case IMGC_PROFILE_IGNORED: .ignored(Self.printable(message))
         default: .none
         }
-        return (pixels, outcome)
+        return (ImageBytes(allocation), outcome)
     }
 
     /// A C message as printable ASCII: Little CMS may quote a profile's bytes (a tag signature),
@@ -100,7 +97,7 @@ enum ImageCodec: String, Sendable, CaseIterable {
         String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    private func check(_ status: imgc_status, _ message: [CChar]) throws(DecodingError) {
+    private func check(_ status: imgc_status, _ message: [CChar], declared: (width: Int, height: Int)? = nil) throws(DecodingError) {
         guard status != IMGC_OK else { return }
         let text = Self.text(message)
         let kind: DecodingError.Kind = switch status {
@@ -108,6 +105,8 @@ enum ImageCodec: String, Sendable, CaseIterable {
         case IMGC_UNSUPPORTED: .unsupportedFeature
         default: .corrupt
         }
-        throw DecodingError(kind: kind, format: rawValue, detail: text)
+        // Memory running out says the image's size (what it needed); the other kinds as before.
+        let size = kind == .outOfMemory ? declared : nil
+        throw DecodingError(kind: kind, format: rawValue, width: size?.width, height: size?.height, detail: text)
     }
 }

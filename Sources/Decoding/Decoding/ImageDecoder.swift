@@ -5,8 +5,8 @@ import Support
 /// Decodes JPEG, PNG, WebP and GIF (first frame) bytes to RGBA8 pixels at a requested size.
 ///
 /// The declared size is read first and checked against `Configuration.pixelLimit` before any
-/// pixel is decoded. The decoders shrink while decoding where they can (TurboJPEG by 1/2, 1/4,
-/// 1/8; libwebp to any size, for an opaque still image); an exact area average does the rest. A
+/// pixel is decoded. TurboJPEG shrinks a JPEG while decoding (by 1/2, 1/4, 1/8); PNG, WebP and
+/// GIF are decoded at their declared size; an exact area average does the rest. A
 /// JPEG's EXIF orientation is applied, and an embedded ICC colour profile (JPEG, PNG, WebP) is
 /// converted to sRGB with Little CMS (``Configuration-swift.struct/appliesColorProfiles``); a
 /// profile that cannot be applied is logged and the image decoded as if it had none. Never
@@ -43,11 +43,20 @@ public struct ImageDecoder: Sendable {
 
     private let logger: Logger
 
+    /// Where the image-sized buffers come from (`malloc`, checked; the tests make it fail).
+    let memory: ImageMemory
+
     /// Creates a decoder. `logger` hears of colour profiles that could not be applied (at
     /// `warning`: the image is decoded as if it had none).
     public init(configuration: Configuration = .default, logger: Logger = .disabled) {
+        self.init(configuration: configuration, logger: logger, memory: .system)
+    }
+
+    /// A decoder taking its image-sized buffers from `memory`.
+    init(configuration: Configuration = .default, logger: Logger = .disabled, memory: ImageMemory) {
         self.configuration = configuration
         self.logger = logger
+        self.memory = memory
     }
 
     /// Decodes `bytes`, downsampled to `target` (fit or fill, never upscaled); `nil`: full size.
@@ -61,6 +70,11 @@ public struct ImageDecoder: Sendable {
         }
     }
 
+    /// Decodes encoded bytes held as ``ImageBytes`` (a PNG that ``PNGEncoder`` wrote), as an array of them is decoded.
+    public func decode(_ bytes: ImageBytes, to target: TargetSize? = nil) throws(DecodingError) -> DecodedImage {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(DecodingError) in try decode(buffer, to: target) }
+    }
+
     /// The declared size of the image in `bytes` and its orientation-corrected size, without decoding pixels.
     public func size(of bytes: [UInt8]) throws(DecodingError) -> (width: Int, height: Int) {
         do {
@@ -72,6 +86,14 @@ public struct ImageDecoder: Sendable {
             throw error
         } catch {
             throw DecodingError(kind: .corrupt, detail: "\(error)")
+        }
+    }
+
+    /// The declared and orientation-corrected size of an image held as ``ImageBytes``, as for an array of bytes.
+    public func size(of bytes: ImageBytes) throws(DecodingError) -> (width: Int, height: Int) {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(DecodingError) in
+            let (_, header, orientation) = try header(buffer)
+            return orientation.swapsDimensions ? (header.height, header.width) : (header.width, header.height)
         }
     }
 
@@ -101,22 +123,29 @@ public struct ImageDecoder: Sendable {
         }
         // What the decoder itself produces: for a JPEG, 1/8, 1/4 or 1/2 of the image when each
         // output pixel still covers at least a whole decoded pixel (TurboJPEG rounds the scaled size
-        // up: its last row and column cover what is left, which the resampler knows).
+        // up: its last row and column cover what is left, which the resampler knows). That last row
+        // or column is the mean of a block padded past the image (the encoder repeats the edge),
+        // not of what is left: so a side that is not a multiple of the scale is scaled only when it
+        // is at least 64 decoded pixels long, where that strip weighs 1/64 of the image at most (a
+        // 5 × 5 JPEG at 1/8 missed its area average by 11.5/255).
         var (decodedWidth, decodedHeight, denominator) = (width, height, 1)
         switch codec {
         case .jpeg:
-            for scale in [8, 4, 2] where width >= outWidth * scale && height >= outHeight * scale {
+            for scale in [8, 4, 2] where width >= outWidth * scale && height >= outHeight * scale
+                && (width % scale == 0 || width >= 64 * scale) && (height % scale == 0 || height >= 64 * scale) {
                 (decodedWidth, decodedHeight, denominator) = ((width + scale - 1) / scale, (height + scale - 1) / scale, scale)
                 break
             }
-        case .webp where !header.isAnimated && !header.hasAlpha:
-            // libwebp scales an opaque still image to the exact size itself; with alpha it would
-            // average colours premultiplied in 8 bits (lossless) or not premultiplied at all (lossy).
-            (decodedWidth, decodedHeight) = (outWidth, outHeight)
         case .webp, .png, .gif:
-            break   // an animation's first frame comes at its canvas size
+            // At the declared size (an animation's first frame: its canvas), then the exact area
+            // average. Not libwebp's own scaler for a WebP: it scales the Y, U and V planes apart
+            // (chroma at half resolution, 8-bit steps), which missed the average by up to 27/255
+            // (a flat colour came out uneven at 1 × 12,309), and averages alpha premultiplied in
+            // 8 bits or not at all.
+            break
         }
-        let decoded = try codec.decode(bytes, width: decodedWidth, height: decodedHeight, colorProfiles: configuration.appliesColorProfiles)
+        let decoded = try codec.decode(bytes, width: decodedWidth, height: decodedHeight, declared: (width, height),
+                                       colorProfiles: configuration.appliesColorProfiles, memory: memory)
         var pixels = decoded.pixels
         if case .ignored(let reason) = decoded.profile {
             logger.warning("colour profile not applied: decoded as sRGB",
@@ -125,32 +154,34 @@ public struct ImageDecoder: Sendable {
         let partial = width % denominator != 0 || height % denominator != 0
         if (decodedWidth, decodedHeight) != (outWidth, outHeight) || partial {
             pixels = try Self.resample(pixels, width: decodedWidth, height: decodedHeight, to: outWidth, outHeight, codec: codec,
-                                       scaledFrom: (width, height, denominator))
+                                       scaledFrom: (width, height, denominator), memory: memory)
         }
-        let upright = orientation.apply(to: pixels, width: outWidth, height: outHeight)
+        let upright = try orientation.apply(to: pixels, width: outWidth, height: outHeight, declared: (width, height), memory: memory)
         return DecodedImage(width: upright.width, height: upright.height, bytesPerRow: upright.width * 4, pixels: upright.pixels)
     }
 
     /// The exact area average of `pixels` (RGBA8, straight alpha) at `outWidth` × `outHeight`.
     /// `scaledFrom`: the image's size and the denominator it was decoded at (a JPEG at 1/2, 1/4,
-    /// 1/8, its last row and column partial); `nil`: the pixels are the image.
-    static func resample(_ pixels: [UInt8], width: Int, height: Int, to outWidth: Int, _ outHeight: Int, codec: ImageCodec?,
-                         scaledFrom: (width: Int, height: Int, denominator: Int)? = nil) throws(DecodingError) -> [UInt8] {
+    /// 1/8, its last row and column partial); `nil`: the pixels are the image. The result's
+    /// buffer comes from `memory` (`.outOfMemory` when it cannot be had).
+    static func resample(_ pixels: ImageBytes, width: Int, height: Int, to outWidth: Int, _ outHeight: Int, codec: ImageCodec?,
+                         scaledFrom: (width: Int, height: Int, denominator: Int)? = nil,
+                         memory: ImageMemory = .system) throws(DecodingError) -> ImageBytes {
         let extent = scaledFrom ?? (width, height, 1)
-        var status = IMGC_OK
-        let result = [UInt8](unsafeUninitializedCapacity: outWidth * outHeight * 4) { out, count in
-            status = pixels.withUnsafeBufferPointer { input in
-                imgc_resample(input.baseAddress, CInt(width), CInt(height), width * 4, input.count,
-                              CInt(extent.width), CInt(extent.height), CInt(extent.denominator),
-                              out.baseAddress, CInt(outWidth), CInt(outHeight), outWidth * 4, out.count)
-            }
-            if status != IMGC_OK { out.initialize(repeating: 0) }
-            count = out.count
+        let (count, overflow) = (outWidth * 4).multipliedReportingOverflow(by: outHeight)
+        let result = try memory.allocation(overflow ? -1 : count, for: "the \(outWidth)x\(outHeight) resampled pixels",
+                                           format: codec?.rawValue, size: (extent.width, extent.height))
+        let status = pixels.withUnsafeBufferPointer { input in
+            imgc_resample(input.baseAddress, CInt(width), CInt(height), width * 4, input.count,
+                          CInt(extent.width), CInt(extent.height), CInt(extent.denominator),
+                          result.base, CInt(outWidth), CInt(outHeight), outWidth * 4, count)
         }
         guard status == IMGC_OK else {
-            throw DecodingError(kind: status == IMGC_NO_MEMORY ? .outOfMemory : .corrupt, format: codec?.rawValue,
+            let outOfMemory = status == IMGC_NO_MEMORY
+            throw DecodingError(kind: outOfMemory ? .outOfMemory : .corrupt, format: codec?.rawValue,
+                                width: outOfMemory ? extent.width : nil, height: outOfMemory ? extent.height : nil,
                                 detail: "resampling \(width)x\(height) to \(outWidth)x\(outHeight) failed")
         }
-        return result
+        return ImageBytes(result)
     }
 }

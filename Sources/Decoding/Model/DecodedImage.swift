@@ -14,11 +14,20 @@ public struct DecodedImage: Sendable, Equatable {
     public let height: Int
     /// Bytes from one row to the next.
     public let bytesPerRow: Int
-    /// `bytesPerRow * height` bytes of RGBA8, not premultiplied.
-    public let pixels: [UInt8]
+    /// `bytesPerRow * height` bytes of RGBA8, not premultiplied. A decoder's pixels are in
+    /// memory of their own (``ImageBytes``: `malloc`, checked), read in place with
+    /// `withUnsafeBytes`, by index, or copied with `Array(image.pixels)`.
+    public let pixels: ImageBytes
 
     /// Creates an image; `pixels` must hold `bytesPerRow * height` bytes, `bytesPerRow >= width * 4`.
+    /// The array is kept as it is (not copied).
     public init(width: Int, height: Int, bytesPerRow: Int, pixels: [UInt8]) {
+        self.init(width: width, height: height, bytesPerRow: bytesPerRow, pixels: ImageBytes(pixels))
+    }
+
+    /// Creates an image over `pixels` (not copied), which must hold `bytesPerRow * height` bytes,
+    /// `bytesPerRow >= width * 4`.
+    public init(width: Int, height: Int, bytesPerRow: Int, pixels: ImageBytes) {
         precondition(width > 0 && height > 0 && bytesPerRow >= width * 4 && pixels.count >= bytesPerRow * height,
                      "DecodedImage: pixels do not match the dimensions")
         self.width = width

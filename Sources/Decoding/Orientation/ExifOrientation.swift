@@ -56,32 +56,34 @@ enum ExifOrientation: Int, Sendable, CaseIterable {
         return nil
     }
 
-    /// The stored pixels (`width` × `height`, tightly packed RGBA8) turned upright.
-    func apply(to pixels: [UInt8], width: Int, height: Int) -> (pixels: [UInt8], width: Int, height: Int) {
+    /// The stored pixels (`width` × `height`, tightly packed RGBA8) turned upright, in a buffer
+    /// from `memory` (`.outOfMemory` naming the JPEG's `declared` size when it cannot be had);
+    /// `.up` returns them as they are.
+    func apply(to pixels: ImageBytes, width: Int, height: Int, declared: (width: Int, height: Int)? = nil,
+               memory: ImageMemory = .system) throws(DecodingError) -> (pixels: ImageBytes, width: Int, height: Int) {
         if self == .up { return (pixels, width, height) }
         let (outWidth, outHeight) = swapsDimensions ? (height, width) : (width, height)
-        let result = [UInt32](unsafeUninitializedCapacity: width * height) { out, count in
-            pixels.withUnsafeBytes { raw in
-                let source = raw.bindMemory(to: UInt32.self)
-                for y in 0..<outHeight {
-                    for x in 0..<outWidth {
-                        let (sx, sy): (Int, Int) = switch self {
-                        case .up: (x, y)
-                        case .upMirrored: (width - 1 - x, y)
-                        case .down: (width - 1 - x, height - 1 - y)
-                        case .downMirrored: (x, height - 1 - y)
-                        case .leftMirrored: (y, x)
-                        case .right: (y, height - 1 - x)
-                        case .rightMirrored: (width - 1 - y, height - 1 - x)
-                        case .left: (width - 1 - y, x)
-                        }
-                        out[y * outWidth + x] = source[sy * width + sx]
+        let result = try memory.allocation(width * height * 4, for: "the \(outWidth)x\(outHeight) pixels turned upright",
+                                           format: "JPEG", size: declared)
+        let out = UnsafeMutableRawPointer(result.base)
+        pixels.withUnsafeBytes { source in
+            for y in 0..<outHeight {
+                for x in 0..<outWidth {
+                    let (sx, sy): (Int, Int) = switch self {
+                    case .up: (x, y)
+                    case .upMirrored: (width - 1 - x, y)
+                    case .down: (width - 1 - x, height - 1 - y)
+                    case .downMirrored: (x, height - 1 - y)
+                    case .leftMirrored: (y, x)
+                    case .right: (y, height - 1 - x)
+                    case .rightMirrored: (width - 1 - y, height - 1 - x)
+                    case .left: (width - 1 - y, x)
                     }
+                    let word = source.loadUnaligned(fromByteOffset: (sy * width + sx) * 4, as: UInt32.self)
+                    out.storeBytes(of: word, toByteOffset: (y * outWidth + x) * 4, as: UInt32.self)
                 }
             }
-            count = width * height
         }
-        let bytes = result.withUnsafeBytes { Array($0) }
-        return (bytes, outWidth, outHeight)
+        return (ImageBytes(result), outWidth, outHeight)
     }
 }

@@ -13,8 +13,9 @@ import Darwin
 /// Only regular files are ever replaced:
 /// - a directory, FIFO, device or socket at the path is refused (a `SystemError` naming its type):
 ///   a rename would swap `/dev/null` for a regular file;
-/// - a symbolic link is followed: the file it points to is replaced and the link is kept; a link
-///   to nothing is refused;
+/// - a symbolic link is followed by `write(_:to:)` (for files a user names: the file it points to
+///   is replaced and the link is kept; a link to nothing is refused), never by
+///   `write(_:named:inFolder:displayPath:newFileMode:)` (for files the package owns);
 /// - a file that is replaced keeps its permission bits; a new one gets `newFileMode`;
 /// - a target whose real path is not UTF-8 (`PathBytes`) is refused: its name cannot be written.
 package enum AtomicFileWriter {
@@ -24,6 +25,20 @@ package enum AtomicFileWriter {
     ///   - newFileMode: the permissions of a file that did not exist.
     ///   - createFolders: create missing parent folders (mode 0700); otherwise a missing folder is an error.
     package static func write(_ bytes: [UInt8], to path: String, newFileMode: mode_t = 0o644,
+                              createFolders: Bool = true) throws(SystemError) {
+        // Array's accessor rethrows untyped errors: the typed one is carried out by hand.
+        let outcome: Result<Void, SystemError> = bytes.withUnsafeBytes { raw in
+            do throws(SystemError) {
+                return .success(try write(raw, to: path, newFileMode: newFileMode, createFolders: createFolders))
+            } catch {
+                return .failure(error)
+            }
+        }
+        try outcome.get()
+    }
+
+    /// Writes the bytes of `bytes` (memory the caller holds for the duration of the call) to `path`, as above.
+    package static func write(_ bytes: UnsafeRawBufferPointer, to path: String, newFileMode: mode_t = 0o644,
                               createFolders: Bool = true) throws(SystemError) {
         let target = try regularTarget(of: path)
         let folder = parentFolder(of: target.path)
@@ -50,6 +65,51 @@ package enum AtomicFileWriter {
             _ = fsync(folderFD)
             close(folderFD)
         }
+    }
+
+    /// Writes `bytes` as the file `name` of the folder open as `folderFD`, never following a
+    /// symbolic link: every step is relative to the descriptor (`openat` with `O_EXCL` and
+    /// `O_NOFOLLOW`, `renameat`), so a link planted in place of the folder or the file is never
+    /// written through. The file at `name`, when there is one, must be regular (a symbolic link
+    /// there is refused, not replaced); it keeps its permission bits, a new one gets `newFileMode`.
+    /// The temporary is `.NAME.tmp-` and 16 hexadecimal digits (`temporaryName(for:)`'s shape).
+    ///
+    /// The one link rule of the package: files a user names (settings, `--output`) are written with
+    /// `write(_:to:)`, which follows a link to the file the user meant; files the package owns (the
+    /// usage ledger) with this, which never does.
+    ///
+    /// - Parameter displayPath: the path the errors name.
+    package static func write(_ bytes: [UInt8], named name: String, inFolder folderFD: Int32, displayPath: String,
+                              newFileMode: mode_t = 0o600) throws(SystemError) {
+        var info = stat()
+        var mode = newFileMode
+        if fstatat(folderFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+            let kind = FileKind(mode: info.st_mode)
+            guard kind == .regular else {
+                throw failure(displayPath, "is \(kind?.article ?? "a special file"), not a regular file; refusing to replace it (links are never followed here)")
+            }
+            mode = info.st_mode & 0o777
+        } else if errno != ENOENT {
+            throw failure(displayPath, errnoText(errno).lowercased())
+        }
+        let temporary = String(temporaryName(for: name).dropLast(6)) + FileIO.randomSuffix()
+        let fd = DescriptorReserve.admit(openat(folderFD, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode))
+        guard fd >= 0 else { throw failure(displayPath, "cannot create a temporary file: \(errnoText(errno).lowercased())") }
+        var finished = false
+        defer {
+            if !finished { unlinkat(folderFD, temporary, 0) }
+        }
+        do {
+            defer { close(fd) }
+            try writeAll(bytes, to: fd, path: displayPath)
+            fchmod(fd, mode)
+            guard fsync(fd) == 0 else { throw failure(displayPath, "fsync failed: \(errnoText(errno).lowercased())") }
+        }
+        guard renameat(folderFD, temporary, folderFD, name) == 0 else {
+            throw failure(displayPath, "rename failed: \(errnoText(errno).lowercased())")
+        }
+        finished = true
+        _ = fsync(folderFD)
     }
 
     /// The longest name most file systems take (ext4, XFS, Btrfs, tmpfs: 255 bytes).
@@ -102,9 +162,17 @@ package enum AtomicFileWriter {
 
     /// Writes all of `bytes` to `fd`, retrying short writes and `EINTR`.
     package static func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) throws(SystemError) {
+        let outcome: Result<Void, SystemError> = bytes.withUnsafeBytes { raw in
+            do throws(SystemError) { return .success(try writeAll(raw, to: fd, path: path)) } catch { return .failure(error) }
+        }
+        try outcome.get()
+    }
+
+    /// Writes all of `bytes` to `fd`, as above.
+    package static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, path: String) throws(SystemError) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { systemWrite(fd, $0.baseAddress! + offset, $0.count - offset) }
+            let written = systemWrite(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 throw failure(path, "write failed: \(errnoText(errno).lowercased())")

@@ -9,7 +9,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Policy
-import PolicyTesting
+import Simulation
 import Support
 
 /// `imgpolicy simulate`: a list scrolled on a changing network against a server of its own, the
@@ -129,74 +129,20 @@ struct SimulateCommand: AsyncParsableCommand {
         let options = try checked()
         let policy = try PolicyLocator.load(self.policy)
         let settings = try Self.settings(overrides, for: policy)
-        let server: SimulationServer
+        let report: SimulationReport
         do {
-            server = try SimulationServer(.init(items: items, originalBytes: originalBytes, thumbnailBytes: thumbnailBytes,
-                                                latency: options.latency, seed: options.seed))
+            report = try await Simulation.run(.init(items: items, visible: visible, rowsPerSecond: rowsPerSecond, latency: options.latency,
+                                                    originalBytes: originalBytes, thumbnailBytes: thumbnailBytes, script: options.script,
+                                                    policy: policy, settings: settings, seed: options.seed))
         } catch {
             throw CommandFailure(error.description, status: .ioError)
         }
-        defer { server.stop() }
-        let itemList = (0..<items).compactMap { server.item(row: $0) }
-        let plan = ScrollPlan.make(items: items, visible: visible, rowsPerSecond: rowsPerSecond, seed: options.seed)
-        // Long enough after the last step for the slowest load to arrive and be checked.
-        let endTime = max(plan.duration, options.script.lastChange) + 0.5 + 4 * Double(options.latency.maximum) / 1000
-        let pass = SimulationPass(plan: plan, script: options.script, server: server, endTime: endTime)
-
-        let sdk = try await runSDK(pass: pass, items: itemList, policy: policy, settings: settings)
-        let baseline = await runBaseline(pass: pass, items: itemList)
-        server.stop()
-
-        let report = SimulationReport(
-            setup: .init(items: items, visible: visible, rowsPerSecond: rowsPerSecond, latency: options.latency,
-                         originalBytes: originalBytes, thumbnailBytes: thumbnailBytes, script: options.script,
-                         policy: policy.name, seed: options.seed, plan: plan, latencyDigest: server.latencyDigest),
-            sdk: sdk, baseline: baseline)
         let output = json ? JSONWriter.compactText(of: report.json) + "\n" : report.text
         FileHandle.standardOutput.write(Data(output.utf8))
         if report.failed {
+            let sdk = report.sdk
             throw CommandFailure("the SDK's list made \(sdk.screen.wrongSlotDeliveries) wrong-slot and \(sdk.screen.staleDeliveries) stale deliveries and \(sdk.server.duplicateTransfers) duplicate transfers",
                                  status: .notSet)
         }
-    }
-
-    /// The SDK pass: the list over a loader, a pipeline and a libcurl transport, with a fresh
-    /// disk cache in a temporary folder removed afterwards.
-    @MainActor
-    private func runSDK(pass: SimulationPass, items: [ImageItem], policy: ImagePolicy,
-                        settings: [String: SettingValue]) async throws -> SimulationPass.Result {
-        let folder = try TemporaryCacheFolder()
-        defer { folder.remove() }
-        let disk: DiskCache
-        do {
-            disk = try DiskCache(folder: folder.path)
-        } catch {
-            throw CommandFailure("cannot open the simulation's cache in \(folder.path): \(error)", status: .ioError)
-        }
-        let reachability = DrivenReachability(pass.script.entries[0].state)
-        let transport = CurlTransport()
-        let pipeline = ImagePipeline(downloader: transport, disk: disk, diskWrites: .waitWhenFull)
-        let store = InMemorySettingsStore(settings)
-        let loader = ImageLoader(policy: policy, reachability: reachability, settings: store, pipeline: pipeline)
-        let result = await pass.run(items: items, visibleCount: visible, makeList: { ImageListAdapter(loader: loader, screen: $0) },
-                                    networkChanged: { reachability.set($0) },
-                                    decidesBetter: { item, shownRank, state in
-                                        guard let decision = try? policy.decide(item, network: state, settings: store, cache: pipeline),
-                                              let variant = decision.variant else { return false }
-                                        return Screen.rank(variant) > shownRank
-                                    })
-        await pipeline.flush()
-        await transport.shutdown()
-        return result
-    }
-
-    /// The baseline pass: plain downloads with a transport of its own, no cache.
-    @MainActor
-    private func runBaseline(pass: SimulationPass, items: [ImageItem]) async -> SimulationPass.Result {
-        let transport = CurlTransport()
-        let result = await pass.run(items: items, visibleCount: visible, makeList: { NaiveList(transport: transport, screen: $0) },
-                                    networkChanged: { _ in }, decidesBetter: { _, _, _ in false })
-        await transport.shutdown()
-        return result
     }
 }

@@ -6,25 +6,25 @@ import Policy
 /// cached, and the image is put into the cell the download started for, whatever that cell shows
 /// by then.
 @MainActor
-final class NaiveList: SimulatedList {
-    let name = "naive"
-    let statistics: String? = nil
+package final class NaiveList: SimulatedList {
+    package let name = "naive"
+    package let statistics: String? = nil
     private let transport: any ImageDownloading
     private let screen: Screen
     private var items: [ImageItem] = []
     private var visible: Range<Int> = 0..<0
     private var downloads: [Task<Void, Never>] = []
 
-    init(transport: any ImageDownloading, screen: Screen) {
+    package init(transport: any ImageDownloading, screen: Screen) {
         self.transport = transport
         self.screen = screen
     }
 
-    func start(items: [ImageItem]) {
+    package func start(items: [ImageItem]) {
         self.items = items
     }
 
-    func setVisibleRows(_ rows: Range<Int>) {
+    package func setVisibleRows(_ rows: Range<Int>) {
         for row in rows where !visible.contains(row) {
             guard let cell = screen.cell(ofRow: row) else { continue }
             let item = items[row], transport = self.transport, screen = self.screen
@@ -37,13 +37,13 @@ final class NaiveList: SimulatedList {
         visible = rows
     }
 
-    func setGesture(_ gesture: ScrollPlan.Gesture, landing: Range<Int>?) {}
+    package func setGesture(_ gesture: ScrollPlan.Gesture, landing: Range<Int>?) {}
 
     /// Its images go to the cell a download started for: nothing is kept for rows off screen.
-    func keptVariant(row: Int) -> Variant? { nil }
+    package func keptVariant(row: Int) -> Variant? { nil }
 
     /// The run is over: downloads still running are abandoned.
-    func stop() async {
+    package func stop() async {
         for download in downloads { download.cancel() }
         for download in downloads { await download.value }
         downloads = []

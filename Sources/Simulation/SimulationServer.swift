@@ -30,8 +30,8 @@ import Glibc
 /// - Anything else (another method or path, a request head over 16 KiB, a body) gets 4xx.
 ///
 /// Thread safety: every method may be called from any thread.
-final class SimulationServer: Sendable {
-    struct Configuration: Sendable {
+package final class SimulationServer: Sendable {
+    package struct Configuration: Sendable {
         var items: Int
         var originalBytes: Int
         var thumbnailBytes: Int
@@ -40,9 +40,9 @@ final class SimulationServer: Sendable {
     }
 
     /// What a pass sent and was asked.
-    struct Figures: Sendable, Equatable {
+    package struct Figures: Sendable, Equatable {
         var requests = 0
-        var duplicateTransfers = 0
+        package var duplicateTransfers = 0
         var offlineRequests = 0
         /// Body bytes by network kind (`wifi`, `cellular`, …), then variant.
         var bytes: [String: [Variant: Int]] = [:]
@@ -71,21 +71,21 @@ final class SimulationServer: Sendable {
         var stopped = false
     }
 
-    let configuration: Configuration
+    package let configuration: Configuration
     /// The port it listens on.
-    let port: Int
+    package let port: Int
     private let listener: Int32
     // Guards the figures, the requests per path, the open connections and the pass's script.
     private let state = Locked(State())
     private let acceptThread: Locked<OwnedThread?> = Locked(nil)
 
     /// The failure to start listening, with the call and its errno text.
-    struct StartFailure: Error, CustomStringConvertible {
-        var description: String
+    package struct StartFailure: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// Starts listening on 127.0.0.1 and a free port.
-    init(_ configuration: Configuration) throws(StartFailure) {
+    package init(_ configuration: Configuration) throws(StartFailure) {
         self.configuration = configuration
         let fd = DescriptorReserve.admit(socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0))
         guard fd >= 0 else { throw StartFailure(description: "the simulation server: socket: \(errnoText(errno))") }
@@ -121,26 +121,26 @@ final class SimulationServer: Sendable {
     // MARK: - Items and bodies
 
     /// `/o/N.png` or `/t/N.png`.
-    static func path(row: Int, variant: Variant) -> String {
+    package static func path(row: Int, variant: Variant) -> String {
         "/\(variant == .original ? "o" : "t")/\(row).png"
     }
 
     /// The item of row `row`: its original and thumbnail on this server.
-    func item(row: Int) -> ImageItem? {
+    package func item(row: Int) -> ImageItem? {
         guard let original = ImageURL("http://127.0.0.1:\(port)\(Self.path(row: row, variant: .original))"),
               let thumbnail = ImageURL("http://127.0.0.1:\(port)\(Self.path(row: row, variant: .thumbnail))") else { return nil }
         return ImageItem(id: "row-\(row)", original: original, thumbnail: thumbnail)
     }
 
     /// The delay before answering `path`, in milliseconds.
-    func latency(of path: String) -> Int {
+    package func latency(of path: String) -> Int {
         let range = configuration.latency
         var random = SimulationRandom(seed: configuration.seed, purpose: "latency " + path)
         return range.minimum + Int(random.next() % UInt64(range.maximum - range.minimum + 1))
     }
 
     /// A digest (FNV-1a) of every URL's latency: equal seeds give equal digests.
-    var latencyDigest: String {
+    package var latencyDigest: String {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for row in 0..<configuration.items {
             for variant in Variant.allCases {
@@ -152,19 +152,19 @@ final class SimulationServer: Sendable {
         return String(hash, radix: 16)
     }
 
-    static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    package static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
     /// A private chunk's header (`imPs`, its length filled in per body) and the tag it starts with.
-    static let chunkType = Array("imPs".utf8)
-    static let tag = Array("\nimgpolicy-simulate ".utf8)
+    package static let chunkType = Array("imPs".utf8)
+    package static let tag = Array("\nimgpolicy-simulate ".utf8)
 
     /// The smallest body size: the signature, the chunks' framing (32 bytes), the tag and the
     /// longest path.
-    static let smallestBody = 96
+    package static let smallestBody = 96
 
     /// The body of `path`: a whole PNG container (what the fetcher accepts: `ImageCompleteness`)
     /// of `size` bytes: the signature, one private chunk holding the tag, the path, a newline and
     /// zeros, then the `IEND` chunk.
-    static func body(path: String, size: Int) -> [UInt8] {
+    package static func body(path: String, size: Int) -> [UInt8] {
         var data = tag + Array(path.utf8) + [0x0A]
         if data.count < size - 32 { data += [UInt8](repeating: 0, count: size - 32 - data.count) }
         let length = UInt32(data.count)
@@ -173,7 +173,7 @@ final class SimulationServer: Sendable {
     }
 
     /// The path a body says it is for; nil when the bytes are not a body of this server.
-    static func path(in bytes: [UInt8]) -> String? {
+    package static func path(in bytes: [UInt8]) -> String? {
         let start = signature.count + 8 + tag.count
         guard bytes.count > start, Array(bytes[0..<8]) == signature, Array(bytes[12..<16]) == chunkType,
               Array(bytes[16..<start]) == tag else { return nil }
@@ -185,7 +185,7 @@ final class SimulationServer: Sendable {
     // MARK: - Passes
 
     /// Starts a pass: zero figures, the script's clock starting at `start`.
-    func beginPass(script: NetworkScript, start: ContinuousClock.Instant) {
+    package func beginPass(script: NetworkScript, start: ContinuousClock.Instant) {
         state.withLock { state in
             state.figures = Figures()
             state.requests = [:]
@@ -196,10 +196,10 @@ final class SimulationServer: Sendable {
     }
 
     /// The figures of the pass so far.
-    var figures: Figures { state.withLock { $0.figures } }
+    package var figures: Figures { state.withLock { $0.figures } }
 
     /// Stops listening, closes every connection and waits for the accept thread.
-    func stop() {
+    package func stop() {
         let (wasRunning, open) = state.withLock { state -> (Bool, [Int32]) in
             defer { state.stopped = true }
             return (!state.stopped, Array(state.connections))
@@ -426,7 +426,7 @@ final class SimulationServer: Sendable {
         return nil
     }
 
-    static func seconds(_ duration: Duration) -> Double {
+    package static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

@@ -19,8 +19,8 @@ import Support
 /// - **upgrade latency**: from a network change to the better image, for each row on screen then
 ///   showing a variant the policy now decides to replace (as the list is asked to).
 @MainActor
-final class Screen {
-    struct Cell {
+package final class Screen {
+    package struct Cell {
         var row: Int?
         /// 0 nothing or the placeholder, 1 thumbnail, 2 original.
         var rank = 0
@@ -28,9 +28,9 @@ final class Screen {
         var showsWrongImage = false
     }
 
-    struct Figures: Sendable {
-        var wrongSlotDeliveries = 0
-        var staleDeliveries = 0
+    package struct Figures: Sendable {
+        package var wrongSlotDeliveries = 0
+        package var staleDeliveries = 0
         var upgrades = 0
         var timeToVisible: [Double] = []
         /// The same from the moment each row appeared, whatever the gesture or the network.
@@ -58,8 +58,8 @@ final class Screen {
         var problems: [String] = []
     }
 
-    let items: [ImageItem]
-    let visibleCount: Int
+    package let items: [ImageItem]
+    package let visibleCount: Int
     private let start: ContinuousClock.Instant
     private(set) var figures = Figures()
     private var cells: [Cell]
@@ -78,7 +78,7 @@ final class Screen {
     /// The server's latency of a path, in milliseconds.
     private let latency: (String) -> Int
 
-    init(items: [ImageItem], visibleCount: Int, network: NetworkState, start: ContinuousClock.Instant,
+    package init(items: [ImageItem], visibleCount: Int, network: NetworkState, start: ContinuousClock.Instant,
          latency: @escaping (String) -> Int = { _ in 0 }) {
         self.latency = latency
         self.items = items
@@ -90,13 +90,13 @@ final class Screen {
     }
 
     /// The cell showing `row`, if it is on screen.
-    func cell(ofRow row: Int) -> Int? { cellOfRow[row] }
+    package func cell(ofRow row: Int) -> Int? { cellOfRow[row] }
 
     private var now: Double { SimulationServer.seconds(ContinuousClock.now - start) }
 
     /// Shows rows `first..<first + visibleCount`: rows leaving give their cells back, rows
     /// appearing take one (the last given back first, as UIKit's reuse queue does), blank.
-    func scroll(toFirst first: Int) -> Range<Int> {
+    package func scroll(toFirst first: Int) -> Range<Int> {
         let rows = self.rows(first: first)
         for row in visible where !rows.contains(row) {
             guard let cell = cellOfRow.removeValue(forKey: row) else { continue }
@@ -121,7 +121,7 @@ final class Screen {
     }
 
     /// The rows on screen when the first is `first`.
-    func rows(first: Int) -> Range<Int> {
+    package func rows(first: Int) -> Range<Int> {
         let lower = min(max(0, first), items.count)
         return lower..<min(items.count, lower + visibleCount)
     }
@@ -129,7 +129,7 @@ final class Screen {
     /// The gesture changed: at the end of a fling, the rows waiting for it start their clocks. A
     /// fling starts with where it stops known (`landing`): the rows of `landing` appearing during
     /// it start theirs when they appear (the list may load them from the fling's start).
-    func gestureChanged(to newGesture: ScrollPlan.Gesture, landing: Range<Int>? = nil) {
+    package func gestureChanged(to newGesture: ScrollPlan.Gesture, landing: Range<Int>? = nil) {
         gesture = newGesture
         self.landing = newGesture == .flinging ? landing ?? 0..<0 : 0..<0
         if newGesture != .flinging { startWaitingClocks() }
@@ -138,7 +138,7 @@ final class Screen {
     /// The network changed: rows without an image start their clocks again (they could not load
     /// offline), and rows whose shown variant `decidesBetter` says the policy now replaces are
     /// expected to be upgraded from now.
-    func networkChanged(to state: NetworkState, decidesBetter: (ImageItem, _ shownRank: Int) -> Bool) {
+    package func networkChanged(to state: NetworkState, decidesBetter: (ImageItem, _ shownRank: Int) -> Bool) {
         network = state
         let time = now
         figures.rowsShown[state.kind.rawValue, default: []].formUnion(visible)
@@ -163,7 +163,7 @@ final class Screen {
     }
 
     /// Nothing more may be delivered: counts the expected upgrades that did not come.
-    func stop() {
+    package func stop() {
         stopped = true
         figures.notUpgraded += expectations.count
         expectations = [:]
@@ -171,13 +171,13 @@ final class Screen {
 
     /// A row's cell appeared showing `variant`, which the list delivered while the row was off
     /// screen (the app kept it, as `cellForRowAt` reads it from the app's model).
-    func showKept(_ variant: Variant, row: Int) {
+    package func showKept(_ variant: Variant, row: Int) {
         guard !stopped, let cell = cellOfRow[row] else { return }
         show(Self.rank(variant), in: cell, row: row, networkPath: nil)
     }
 
     /// Receives and checks one delivery.
-    func deliver(_ delivery: Delivery) {
+    package func deliver(_ delivery: Delivery) {
         switch delivery.target {
         case .cell(let cell): deliverToCell(cell, delivery)
         case .row(let row): deliverToRow(row, delivery)
@@ -270,5 +270,5 @@ final class Screen {
         if figures.problems.count < 10 { figures.problems.append((stale ? "stale: " : "wrong slot: ") + text) }
     }
 
-    static func rank(_ variant: Variant) -> Int { variant == .original ? 2 : 1 }
+    package static func rank(_ variant: Variant) -> Int { variant == .original ? 2 : 1 }
 }

@@ -4,26 +4,26 @@ import Policy
 /// The SDK's side of a simulation: an `ImageList` driven as an app drives it from its table
 /// view, its events handed to the screen as they arrive on the main actor.
 @MainActor
-final class ImageListAdapter: SimulatedList {
-    let name = "ImageList"
+package final class ImageListAdapter: SimulatedList {
+    package let name = "ImageList"
     private let list: ImageList
 
-    init(loader: ImageLoader, screen: Screen) {
+    package init(loader: ImageLoader, screen: Screen) {
         list = ImageList(loader: loader) { event in screen.deliver(Self.delivery(event)) }
     }
 
-    var statistics: String? { list.statistics.description }
+    package var statistics: String? { list.statistics.description }
 
-    func start(items: [ImageItem]) {
+    package func start(items: [ImageItem]) {
         list.setItems(items)
         list.start()
     }
 
-    func setVisibleRows(_ rows: Range<Int>) {
+    package func setVisibleRows(_ rows: Range<Int>) {
         list.setVisibleRows(rows)
     }
 
-    func setGesture(_ gesture: ScrollPlan.Gesture, landing: Range<Int>?) {
+    package func setGesture(_ gesture: ScrollPlan.Gesture, landing: Range<Int>?) {
         switch gesture {
         case .idle: list.setScrollPhase(.idle)
         case .dragging: list.setScrollPhase(.dragging)
@@ -34,15 +34,15 @@ final class ImageListAdapter: SimulatedList {
         }
     }
 
-    func keptVariant(row: Int) -> Variant? {
+    package func keptVariant(row: Int) -> Variant? {
         list.shownVariant(row: row)
     }
 
-    func stop() async {
+    package func stop() async {
         list.stop()
     }
 
-    static func delivery(_ event: RowEvent) -> Delivery {
+    package static func delivery(_ event: RowEvent) -> Delivery {
         let content: Delivery.Content
         var fromNetwork = false
         switch event {

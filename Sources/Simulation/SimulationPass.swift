@@ -12,12 +12,12 @@ import Policy
 /// a list, on the main actor, with a screen checking every delivery and the server counting
 /// transfers.
 @MainActor
-struct SimulationPass {
+package struct SimulationPass {
     /// What a pass measured.
-    struct Result: Sendable {
+    package struct Result: Sendable {
         var list: String
-        var screen: Screen.Figures
-        var server: SimulationServer.Figures
+        package var screen: Screen.Figures
+        package var server: SimulationServer.Figures
         /// How late the driver applied a step at worst (a busy main actor), in milliseconds.
         var lateByMs: Double
         var durationMs: Double
@@ -25,16 +25,16 @@ struct SimulationPass {
         var listStatistics: String?
     }
 
-    let plan: ScrollPlan
-    let script: NetworkScript
-    let server: SimulationServer
+    package let plan: ScrollPlan
+    package let script: NetworkScript
+    package let server: SimulationServer
     /// When the pass ends: the last step and a settling time after it.
-    let endTime: Double
+    package let endTime: Double
 
     /// Plays the pass. `networkChanged` is called at each change of the script after the first
     /// (to drive the list's reachability); `decidesBetter` tells whether the policy replaces a
     /// shown variant of an item in a state.
-    func run(items: [ImageItem], visibleCount: Int, makeList: (Screen) -> SimulatedList,
+    package func run(items: [ImageItem], visibleCount: Int, makeList: (Screen) -> SimulatedList,
              networkChanged: (NetworkState) -> Void,
              decidesBetter: @escaping (ImageItem, Int, NetworkState) -> Bool) async -> Result {
         let start = ContinuousClock.now

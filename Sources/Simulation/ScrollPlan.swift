@@ -20,14 +20,14 @@ import Support
 ///   run is the `--rows-per-second` asked; 12 % of gestures go back up, 0.3 times as far
 ///   (the user looks again at something passed).
 /// The list starts at the top, idle; the plan ends when the last row is on screen.
-struct ScrollPlan: Sendable, Equatable {
+package struct ScrollPlan: Sendable, Equatable {
     /// What the user's finger is doing.
-    enum Gesture: String, Sendable, Equatable {
+    package enum Gesture: String, Sendable, Equatable {
         case idle, dragging, flinging
     }
 
     /// One change: the first visible row, or the gesture, at a time (seconds from the start).
-    struct Step: Sendable, Equatable {
+    package struct Step: Sendable, Equatable {
         var time: Double
         var firstRow: Int?
         var gesture: Gesture?
@@ -36,22 +36,22 @@ struct ScrollPlan: Sendable, Equatable {
         var landing: Int?
     }
 
-    var steps: [Step]
+    package var steps: [Step]
     /// When the last step happens.
-    var duration: Double
+    package var duration: Double
     /// How many gestures (drag and fling) the user made.
-    var gestures: Int
+    package var gestures: Int
 
-    static let dragTime = 0.25
-    static let dragShare = 0.15
-    static let tau = 0.5
-    static let settleSpeed = 2.0
-    static let backwardShare = 0.12
-    static let backwardDistance = 0.3
-    static let tick = 1.0 / 240
+    package static let dragTime = 0.25
+    package static let dragShare = 0.15
+    package static let tau = 0.5
+    package static let settleSpeed = 2.0
+    package static let backwardShare = 0.12
+    package static let backwardDistance = 0.3
+    package static let tick = 1.0 / 240
 
     /// The plan for `items` rows, `visible` on screen at once, at `rowsPerSecond` on average.
-    static func make(items: Int, visible: Int, rowsPerSecond: Double, seed: UInt64) -> ScrollPlan {
+    package static func make(items: Int, visible: Int, rowsPerSecond: Double, seed: UInt64) -> ScrollPlan {
         let lastFirst = max(0, items - visible)
         var steps = [Step(time: 0, firstRow: 0, gesture: .idle)]
         guard lastFirst > 0 else { return ScrollPlan(steps: steps, duration: 0, gestures: 0) }
@@ -101,7 +101,7 @@ struct ScrollPlan: Sendable, Equatable {
 
     /// The mean gesture distance (rows) that makes the net speed `rowsPerSecond`: solved by
     /// iteration, as a gesture's duration grows with its distance.
-    static func meanDistance(rowsPerSecond: Double) -> Double {
+    package static func meanDistance(rowsPerSecond: Double) -> Double {
         let netShare = (1 - backwardShare) - backwardShare * backwardDistance
         func flingTime(_ distance: Double) -> Double {
             let v0 = distance * (1 - dragShare) / tau + settleSpeed
@@ -117,7 +117,7 @@ struct ScrollPlan: Sendable, Equatable {
     }
 
     /// A digest of the plan (FNV-1a over its steps): equal seeds give equal digests.
-    var digest: String {
+    package var digest: String {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for step in steps {
             for byte in "\(Int((step.time * 1e6).rounded())):\(step.firstRow ?? -1):\(step.gesture?.rawValue ?? "");".utf8 {

@@ -3,7 +3,7 @@ import Policy
 /// What a simulation drives: the SDK's list (through an adapter) or the naive baseline. Every
 /// call is made on the main actor, where deliveries are also made (to `Screen`).
 @MainActor
-protocol SimulatedList: AnyObject {
+package protocol SimulatedList: AnyObject {
     /// A short name for the report (`ImageList`, `naive`).
     var name: String { get }
     /// Starts the list over `items`, following the network from now on.
@@ -23,14 +23,14 @@ protocol SimulatedList: AnyObject {
 }
 
 /// What a list delivers to the screen.
-struct Delivery: Sendable {
+package struct Delivery: Sendable {
     /// Where the list sends it: to a row (the SDK) or to the cell it captured (the naive list).
-    enum Target: Sendable, Equatable {
+    package enum Target: Sendable, Equatable {
         case row(Int)
         case cell(Int)
     }
 
-    enum Content: Sendable {
+    package enum Content: Sendable {
         /// The placeholder (nothing to load, or nothing cached offline).
         case placeholder
         /// An image: the first for the row.
@@ -41,10 +41,10 @@ struct Delivery: Sendable {
         case failed(cancelled: Bool, fallback: (Variant, url: ImageURL, bytes: [UInt8])?)
     }
 
-    var target: Target
+    package var target: Target
     /// The item the list says it is for.
-    var item: ImageItem
-    var content: Content
+    package var item: ImageItem
+    package var content: Content
     /// Whether the image came from the network (not from a cache).
-    var fromNetwork = false
+    package var fromNetwork = false
 }

@@ -3,8 +3,8 @@ import Support
 
 /// What `imgpolicy simulate` prints: the SDK pass's figures, the baseline's, and the issue's
 /// goals checked against them (met or not, with the figures).
-struct SimulationReport {
-    struct Setup {
+package struct SimulationReport {
+    package struct Setup {
         var items: Int
         var visible: Int
         var rowsPerSecond: Double
@@ -19,30 +19,30 @@ struct SimulationReport {
         var latencyDigest: String
     }
 
-    struct Goal {
+    package struct Goal {
         var name: String
         /// nil: does not apply to this run (no cellular in the script, no upgrade expected).
         var met: Bool?
         var detail: String
     }
 
-    let setup: Setup
-    let sdk: SimulationPass.Result
-    let baseline: SimulationPass.Result
+    package let setup: Setup
+    package let sdk: SimulationPass.Result
+    package let baseline: SimulationPass.Result
 
-    var timeToVisible: Percentiles { Percentiles(sdk.screen.timeToVisible) }
-    var upgradeLatency: Percentiles { Percentiles(sdk.screen.upgradeLatency) }
+    package var timeToVisible: Percentiles { Percentiles(sdk.screen.timeToVisible) }
+    package var upgradeLatency: Percentiles { Percentiles(sdk.screen.upgradeLatency) }
 
     /// Whether the run must exit 1: a wrong-slot or stale delivery or a duplicate transfer.
-    var failed: Bool {
+    package var failed: Bool {
         sdk.screen.wrongSlotDeliveries + sdk.screen.staleDeliveries + sdk.server.duplicateTransfers > 0
     }
 
-    static func bytes(_ figures: SimulationServer.Figures, kind: String) -> Int {
+    package static func bytes(_ figures: SimulationServer.Figures, kind: String) -> Int {
         figures.bytes[kind]?.values.reduce(0, +) ?? 0
     }
 
-    var goals: [Goal] {
+    package var goals: [Goal] {
         var goals: [Goal] = []
         let problems = sdk.screen.wrongSlotDeliveries + sdk.screen.staleDeliveries + sdk.server.duplicateTransfers
         goals.append(Goal(name: "no wrong-slot, stale or duplicate", met: problems == 0,
@@ -77,7 +77,7 @@ struct SimulationReport {
 
     // MARK: - Text
 
-    var text: String {
+    package var text: String {
         var lines: [String] = []
         let s = setup
         lines.append("imgpolicy simulate: \(s.items) items, \(s.visible) visible, \(Self.ms(s.rowsPerSecond)) rows/s, latency \(s.latency.description), originals \(s.originalBytes) B, thumbnails \(s.thumbnailBytes) B")
@@ -128,7 +128,7 @@ struct SimulationReport {
 
     // MARK: - JSON
 
-    var json: JSONValue {
+    package var json: JSONValue {
         let ttv = timeToVisible, up = upgradeLatency
         var members: [(key: String, value: JSONValue)] = [
             ("list", .string(sdk.list)),
@@ -194,16 +194,16 @@ struct SimulationReport {
         ])
     }
 
-    static func ms(_ value: Double) -> String {
+    package static func ms(_ value: Double) -> String {
         let rounded = (value * 10).rounded() / 10
         return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
     }
 
-    static func ratio(_ value: Double, _ budget: Double) -> String {
+    package static func ratio(_ value: Double, _ budget: Double) -> String {
         budget > 0 ? String((value / budget * 100).rounded() / 100) : "∞"
     }
 
-    static func percent(_ share: Double) -> String {
+    package static func percent(_ share: Double) -> String {
         "\((share * 1000).rounded() / 10) %"
     }
 }

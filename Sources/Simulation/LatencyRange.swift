@@ -1,16 +1,16 @@
 import Support
 /// `--latency MIN-MAX`: the server's delay before each response, in milliseconds, drawn per URL
 /// from this range by the run's seeded generator.
-struct LatencyRange: Sendable, Equatable {
-    var minimum: Int
-    var maximum: Int
+package struct LatencyRange: Sendable, Equatable {
+    package var minimum: Int
+    package var maximum: Int
 
     /// The largest delay accepted: 10 s.
-    static let limit = 10_000
+    package static let limit = 10_000
 
     /// Parses `20-80` (or `50`: always 50 ms); nil for anything else, a minimum above the maximum,
     /// or a value beyond `limit`.
-    init?(parsing text: String) {
+    package init?(parsing text: String) {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count) else { return nil }
         var values: [Int] = []
@@ -24,10 +24,10 @@ struct LatencyRange: Sendable, Equatable {
         maximum = high
     }
 
-    init(minimum: Int, maximum: Int) {
+    package init(minimum: Int, maximum: Int) {
         self.minimum = minimum
         self.maximum = maximum
     }
 
-    var description: String { minimum == maximum ? "\(minimum) ms" : "\(minimum)–\(maximum) ms" }
+    package var description: String { minimum == maximum ? "\(minimum) ms" : "\(minimum)–\(maximum) ms" }
 }

@@ -1,4 +1,3 @@
-import Support
 /// Text made safe to print on a terminal: bytes from the network (a `Content-Type`), from input
 /// files (an item's id, a policy's rule names and reasons, settings keys and values) or from a
 /// user's arguments can hold escape sequences that retitle the window, clear the screen or hide
@@ -15,20 +14,20 @@ import Support
 /// ```swift
 /// TerminalText.escaped("text/html\u{1B}]0;pwned\u{07}")   // "text/html\u{1B}]0;pwned\u{7}" as plain characters
 /// ```
-enum TerminalText {
+package enum TerminalText {
     /// `text` with every control character escaped, newlines included: the result is one line.
-    static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         escaped(text, keepingLayout: false)
     }
 
     /// `text` with every control character escaped except `\n` and `\t`: for output of several
     /// lines or columns whose parts were escaped already or are the command's own.
-    static func escapedKeepingLayout(_ text: String) -> String {
+    package static func escapedKeepingLayout(_ text: String) -> String {
         escaped(text, keepingLayout: true)
     }
 
     /// Whether `scalar` must not reach a terminal as it is.
-    static func needsEscaping(_ scalar: Unicode.Scalar) -> Bool {
+    package static func needsEscaping(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x2028...0x202E, 0x2066...0x2069: return true
         default: return false

@@ -19,32 +19,32 @@ import Policy
 /// process lives: the kernel releases the lock when it dies, however it dies. A run killed with
 /// SIGKILL cannot remove its folder (SIGINT, SIGTERM and SIGHUP do: below), so each new run first
 /// removes the folders that are provably dead (`sweepDeadFolders`).
-struct TemporaryCacheFolder {
+package struct TemporaryCacheFolder {
     /// The run's folder.
-    let folder: String
+    package let folder: String
     /// The cache's folder, inside it.
-    let path: String
+    package let path: String
 
     /// The prefix of every run's folder in the temporary directory.
-    static let prefix = "imgpolicy-simulate-"
+    package static let prefix = "imgpolicy-simulate-"
     /// The record of the run that owns a folder.
-    static let ownerName = "owner"
+    package static let ownerName = "owner"
 
     /// Starts listening for SIGINT, SIGTERM and SIGHUP (once): called first thing by `simulate`,
     /// long before any folder exists, since libdispatch may register a signal source after
     /// `resume()` returns, and a signal before that would be ignored.
-    static func listenForStopSignals() {
+    package static func listenForStopSignals() {
         _ = installSignalSources
     }
 
-    init() throws {
+    package init() throws {
         // Listening before the folder exists: a signal between the two would leave it behind.
         Self.listenForStopSignals()
         let base = Self.systemTemporaryFolder
         Self.sweepDeadFolders(in: base)
         var template = Array((base + "/" + Self.prefix + "XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
-            throw CommandFailure("cannot make a temporary folder for the simulation's cache in \(base): \(errnoText(errno))", status: .ioError)
+            throw SimulationSetupError(description: "cannot make a temporary folder for the simulation's cache in \(base): \(errnoText(errno))")
         }
         folder = String(cString: made)
         path = folder + "/cache"
@@ -52,7 +52,7 @@ struct TemporaryCacheFolder {
         do {
             try Self.writeOwner(in: folder)
             guard mkdir(path, 0o700) == 0 else {
-                throw CommandFailure("cannot make the simulation's cache folder \(path): \(errnoText(errno))", status: .ioError)
+                throw SimulationSetupError(description: "cannot make the simulation's cache folder \(path): \(errnoText(errno))")
             }
         } catch {
             remove()
@@ -61,7 +61,7 @@ struct TemporaryCacheFolder {
     }
 
     /// `$TMPDIR` when it is an absolute path, else `/tmp`.
-    static var systemTemporaryFolder: String {
+    package static var systemTemporaryFolder: String {
         if let value = getenv("TMPDIR").map({ String(cString: $0) }), value.hasPrefix("/") {
             return value.count > 1 && value.hasSuffix("/") ? String(value.dropLast()) : value
         }
@@ -73,21 +73,21 @@ struct TemporaryCacheFolder {
     /// Creates `folder/owner`, locks it for the life of the process (its descriptor is never
     /// closed), then writes who owns it. Locked before it says anything: a sweeper that finds
     /// it empty or half-written cannot prove the run dead, and leaves it.
-    private static func writeOwner(in folder: String) throws(CommandFailure) {
+    private static func writeOwner(in folder: String) throws(SimulationSetupError) {
         let ownerPath = folder + "/" + ownerName
         let fd = DescriptorReserve.admit(open(ownerPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600))
         guard fd >= 0, flock(fd, LOCK_EX) == 0, let start = startTime(of: getpid()) else {
-            throw CommandFailure("cannot write \(ownerPath): \(errnoText(errno))", status: .ioError)
+            throw SimulationSetupError(description: "cannot write \(ownerPath): \(errnoText(errno))")
         }
         let record = Array("imgpolicy simulate\npid \(getpid())\nstart \(start)\n".utf8)
         guard record.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == record.count else {
-            throw CommandFailure("cannot write \(ownerPath): \(errnoText(errno))", status: .ioError)
+            throw SimulationSetupError(description: "cannot write \(ownerPath): \(errnoText(errno))")
         }
     }
 
     /// The start time of process `pid` in clock ticks since boot (`/proc/PID/stat`, field 22),
     /// nil when there is no such process (or no `/proc`).
-    static func startTime(of pid: pid_t) -> UInt64? {
+    package static func startTime(of pid: pid_t) -> UInt64? {
         guard let bytes = try? DataFileReader.read("/proc/\(pid)/stat"),
               let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         // After the command name in parentheses: field 3 (the state) onwards.
@@ -104,7 +104,7 @@ struct TemporaryCacheFolder {
     /// earlier version's, another program's, a run that has not written it yet), another user's,
     /// or a live run's is left as it is, except a stillborn one (`removeIfStillborn`: empty but for
     /// an empty record, unchanged for a minute). Failures are silent: the folder stays for the next run.
-    static func sweepDeadFolders(in base: String) {
+    package static func sweepDeadFolders(in base: String) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return }
         for name in names where name.hasPrefix(prefix) {
             let candidate = base + "/" + name
@@ -136,7 +136,7 @@ struct TemporaryCacheFolder {
 
     /// How long a folder may stay without its owner's record before it is taken for a run killed
     /// between making it and writing the record (a run writes it at once after `mkdtemp`).
-    static let stillbornAge: Int = 60
+    package static let stillbornAge: Int = 60
 
     /// Removes `folder` when it holds nothing but an empty `owner` (or nothing at all) and has not
     /// changed for `stillbornAge` seconds: a run killed in the instant between `mkdtemp` and its
@@ -197,7 +197,7 @@ struct TemporaryCacheFolder {
         live.withLock { _ = $0.insert(path) }
     }
 
-    func remove() {
+    package func remove() {
         _ = Self.live.withLock { $0.remove(folder) }
         try? FileManager.default.removeItem(atPath: folder)
     }

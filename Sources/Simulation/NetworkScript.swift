@@ -9,28 +9,28 @@ import Support
 /// ends with `@TIME`. A time is a decimal number of seconds (`10s`, `2.5s`) or milliseconds
 /// (`500ms`). The first entry is at 0; each later one is strictly later than the one before, and
 /// no later than `NetworkScript.longest`.
-struct NetworkScript: Sendable, Equatable {
+package struct NetworkScript: Sendable, Equatable {
     /// One state and the time it starts at.
-    struct Entry: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
         var state: NetworkState
         /// Seconds from the start of the run.
         var time: Double
     }
 
     /// The entries, in time order; the first at time 0.
-    var entries: [Entry]
+    package var entries: [Entry]
 
     /// The latest time an entry may have: one hour.
-    static let longest: Double = 3600
+    package static let longest: Double = 3600
 
     /// What is wrong with a script, in one line (the command adds the flag's name).
-    struct Problem: Error, Equatable, CustomStringConvertible {
-        var description: String
+    package struct Problem: Error, Equatable, CustomStringConvertible {
+        package var description: String
     }
 
     /// Parses `text`.
     /// - Throws: `Problem` naming the entry that is wrong and why.
-    init(parsing text: String) throws(Problem) {
+    package init(parsing text: String) throws(Problem) {
         var entries: [Entry] = []
         var pending: [Substring] = []
         for token in text.split(separator: ",", omittingEmptySubsequences: false) {
@@ -64,28 +64,28 @@ struct NetworkScript: Sendable, Equatable {
         self.entries = entries
     }
 
-    init(entries: [Entry]) {
+    package init(entries: [Entry]) {
         self.entries = entries
     }
 
     /// The state at `time` seconds from the start.
-    func state(at time: Double) -> NetworkState {
+    package func state(at time: Double) -> NetworkState {
         var current = entries[0].state
         for entry in entries where entry.time <= time { current = entry.state }
         return current
     }
 
     /// The time of the last change.
-    var lastChange: Double { entries.last?.time ?? 0 }
+    package var lastChange: Double { entries.last?.time ?? 0 }
 
     /// `cellular@0s,wifi@25s`.
-    var description: String {
+    package var description: String {
         entries.map { "\($0.state)@\(Self.format($0.time))" }.joined(separator: ",")
     }
 
     /// Seconds from `10s`, `2.5s`, `500ms`; nil for anything else, a negative or non-finite value,
     /// or one beyond `longest`.
-    static func seconds(_ text: String, upTo limit: Double = longest) -> Double? {
+    package static func seconds(_ text: String, upTo limit: Double = longest) -> Double? {
         let (number, scale): (Substring, Double)
         if text.hasSuffix("ms") {
             (number, scale) = (text.dropLast(2), 0.001)
@@ -102,7 +102,7 @@ struct NetworkScript: Sendable, Equatable {
         return seconds <= limit ? seconds : nil
     }
 
-    static func format(_ seconds: Double) -> String {
+    package static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? "\(Int(seconds))s" : "\(Int((seconds * 1000).rounded()))ms"
     }
 }
