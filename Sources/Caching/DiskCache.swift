@@ -267,9 +267,10 @@ public final class DiskCache: CacheInspecting {
     /// capacity").
     public func containsImage(at url: ImageURL) -> Bool {
         let key = Hash128(of: url.absoluteString)
-        let (found, mapped) = index.withLock { ($0.contains(key), $0.isMapped) }
-        // A table still mapped is copied on that thread too (its pages could leave the page cache).
-        if !found || mapped { refreshInBackgroundIfDue() }
+        let (found, lazy) = index.withLock { ($0.contains(key), $0.isLazy) }
+        // A table still in the file is read into memory on that thread too (until then, a lookup
+        // reads its probe run: one `pread`).
+        if !found || lazy { refreshInBackgroundIfDue() }
         return found
     }
 
@@ -302,12 +303,12 @@ public final class DiskCache: CacheInspecting {
         materializeIndex()
     }
 
-    /// Copies and checks the journal's table when the index still only maps it (see
+    /// Reads and checks the journal's table when the index still leaves it in the file (see
     /// `DiskCacheIndex`): outside the index's lock, so that lookups meanwhile answer from the
-    /// mapping; the records applied meanwhile are applied to the copy before it is swapped in.
+    /// file; the records applied meanwhile are applied to the copy before it is swapped in.
     /// Where blocking is allowed: the background read, the pipeline's disk threads.
     func materializeIndex() {
-        guard let (snapshot, state) = index.withLock({ index in index.mappedState.map { (index, $0) } }) else { return }
+        guard let (snapshot, state) = index.withLock({ index in index.lazyState.map { (index, $0) } }) else { return }
         var copy = snapshot
         copy.materialize()
         index.withLock { _ = $0.adopt(copy, of: state.table, keeping: state.kept) }
@@ -323,9 +324,10 @@ public final class DiskCache: CacheInspecting {
         }
     }
 
-    /// Whether the index is still the journal's table mapped and checked lazily, not yet copied
+    /// Whether the index is still the journal's table left in the file and checked lazily, not
+    /// yet read into memory
     /// (for tests and benchmarks: see `DiskCacheIndex`).
-    package var indexIsMapped: Bool { index.withLock { $0.isMapped } }
+    package var indexIsLazy: Bool { index.withLock { $0.isLazy } }
 
     /// Times the journal was read for changes (`refresh()`): for tests that prove a path touches no file.
     package var journalReads: Int { refreshes.withLock { $0.reads } }
@@ -680,10 +682,10 @@ public final class DiskCache: CacheInspecting {
     /// records plus an eighth of the entries were appended after its table.
     private func compactIfNeeded() {
         guard !inspectOnly, journal.recordCount > 4096 else { return }
-        // A table still mapped is not copied to be counted: a compacted table holds at most half
+        // A table still in the file is not read to be counted: a compacted table holds at most half
         // its slots, so this compacts no sooner than the exact count would; the next change (which
         // copies it) counts exactly.
-        let live = index.withLock { $0.isMapped ? $0.slotCount / 2 : $0.count }
+        let live = index.withLock { $0.isLazy ? $0.slotCount / 2 : $0.count }
         guard journal.recordCount > 4096 + live / 8 else { return }
         do {
             try journal.rewrite { change in

@@ -8,17 +8,18 @@
 /// and one that fails is rebuilt entry by entry, so that a journal written by someone else can
 /// cost time but never a wrong answer for what was checked.
 ///
-/// **Opened lazily.** A journal's table is first only mapped (`init?(mapping:…)`, read-only, the
-/// page cache's own pages: no copy, no allocation of the 12 MiB a 100,000-entry table takes), and
-/// the records after it are kept aside: `contains(_:)` then probes the mapped records, checking
-/// each record it reads (its marker and check) and the run's length, and looks at the kept
-/// records for the key. Everything else (a change, a count, the order of use) first copies and
-/// checks the table whole, as before, and applies the kept records in order (`materialize()`); so
-/// does a lookup that meets a damaged record or a run longer than `longestProbe`. A one-shot
-/// process (a decision) thus reads only the few pages its lookups touch. What the lazy lookups do
-/// not check is the rest of the table: an entry that a damaged table hides behind a gap in its
-/// run is "not cached" until the table is materialized (a download too many, never a wrong byte:
-/// every entry file is checked whole when it is read).
+/// **Opened lazily.** A journal's table is first left in the file (`init?(onDisk:…)`,
+/// `DiskCacheStoredTable`: no read and no allocation of the 12 MiB a 100,000-entry table takes),
+/// and the records after it are kept aside: `contains(_:)` then reads the few records of the
+/// key's probe run (one `pread`), checking each record it reads (its marker and check) and the
+/// run's length, and looks at the kept records for the key. Everything else (a change, a count,
+/// the order of use) first reads and checks the table whole, as before, and applies the kept
+/// records in order (`materialize()`); so does a lookup that meets a damaged record, a run
+/// longer than `longestProbe` or a file shortened under it. A one-shot process (a decision)
+/// thus reads only the records its lookups need. What the lazy lookups do not check is the rest
+/// of the table: an entry that a damaged table hides behind a gap in its run is "not cached"
+/// until the table is materialized (a download too many, never a wrong byte: every entry file is
+/// checked whole when it is read).
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -80,20 +81,20 @@ struct DiskCacheIndex {
             return storedClock
         }
     }
-    /// Whether the table is still only mapped (for tests).
-    var isMapped: Bool { lazy != nil }
+    /// Whether the table is still only in the file, read lazily (for tests).
+    var isLazy: Bool { lazy != nil }
     /// The last use stamp given out; every operation takes the next.
     private var storedClock: UInt64 = 0
     private var storedCount = 0
     private var storedTotalBytes = 0
-    /// A journal's table, mapped and not yet copied into `slots` (see the type's documentation),
-    /// with the records applied after it, kept in order.
+    /// A journal's table, still in the file and not yet read into `slots` (see the type's
+    /// documentation), with the records applied after it, kept in order.
     private var lazy: LazyTable?
 
-    /// A mapped table and what was applied after it.
+    /// A table left in the file and what was applied after it.
     private struct LazyTable {
-        let table: DiskCacheMappedTable
-        /// Records applied since the table was mapped, in order: replayed by `materialize()`.
+        let table: DiskCacheStoredTable
+        /// Records applied since the table was opened, in order: replayed by `materialize()`.
         var records: [DiskCacheJournal.Record] = []
         /// Per key in `records`, the last size stored, or -1 when it was last removed.
         var latest: [Hash128: Int] = [:]
@@ -194,9 +195,9 @@ struct DiskCacheIndex {
         return DiskCacheIndex(compacting: entries.sorted { $0.rank < $1.rank }.map { ($0.key, $0.size) })
     }
 
-    /// The table of a journal, mapped and not checked yet (see the type's documentation): nil
-    /// when it cannot be mapped or its size is not a table's.
-    init?(mapping table: DiskCacheMappedTable, seed: UInt64) {
+    /// The table of a journal, left in the file and not checked yet (see the type's documentation):
+    /// nil when its size is not a table's.
+    init?(onDisk table: DiskCacheStoredTable, seed: UInt64) {
         guard table.slotCount >= 16, table.slotCount.nonzeroBitCount == 1 else { return nil }
         self.seed = seed
         mask = table.slotCount - 1
@@ -205,27 +206,29 @@ struct DiskCacheIndex {
         lazy = LazyTable(table: table)
     }
 
-    /// Copies and checks the mapped table, then applies the records kept after it: the index as
-    /// an eager load would have made it. Nothing when it is not mapped.
+    /// Reads and checks the table whole, then applies the records kept after it: the index as an
+    /// eager load would have made it. Nothing when it is already in memory.
     mutating func materialize() {
         guard let lazy else { return }
-        let table = lazy.table
-        var loaded = DiskCacheIndex(copying: table.records, slotCount: table.slotCount, seed: seed)
-            ?? Self.rebuilt(fromValidRecordsIn: table.records, slotCount: table.slotCount)
+        let (records, complete) = lazy.table.readAll()
+        var loaded = records.withUnsafeBytes { raw in
+            (complete ? DiskCacheIndex(copying: raw, slotCount: lazy.table.slotCount, seed: seed) : nil)
+                ?? Self.rebuilt(fromValidRecordsIn: raw, slotCount: lazy.table.slotCount)
+        }
         for record in lazy.records { loaded.apply(record) }
         self = loaded
     }
 
-    /// The mapped table, while the index is only mapped, and how many records were kept after it:
-    /// what `adopt(_:of:keeping:)` needs to swap in a copy made outside the lock.
-    var mappedState: (table: DiskCacheMappedTable, kept: Int)? {
+    /// The table left in the file, while the index is lazy, and how many records were kept after
+    /// it: what `adopt(_:of:keeping:)` needs to swap in a copy made outside the lock.
+    var lazyState: (table: DiskCacheStoredTable, kept: Int)? {
         lazy.map { ($0.table, $0.records.count) }
     }
 
-    /// Takes `copy` (this index as it was with `table` mapped and `kept` records kept, then
+    /// Takes `copy` (this index as it was with `table` lazy and `kept` records kept, then
     /// materialized elsewhere, outside the lock) when the index is still that table: the records
     /// kept since are applied to it. Returns whether it was taken.
-    mutating func adopt(_ copy: DiskCacheIndex, of table: DiskCacheMappedTable, keeping kept: Int) -> Bool {
+    mutating func adopt(_ copy: DiskCacheIndex, of table: DiskCacheStoredTable, keeping kept: Int) -> Bool {
         guard let lazy, lazy.table === table, lazy.records.count >= kept else { return false }
         var copy = copy
         for record in lazy.records.dropFirst(kept) { copy.apply(record) }
@@ -233,7 +236,7 @@ struct DiskCacheIndex {
         return true
     }
 
-    /// Records kept after a mapped table before it is materialized anyway (a process that only
+    /// Records kept after a lazy table before it is materialized anyway (a process that only
     /// looks, while others write).
     static let largestKeptRecords = 1 << 16
 
@@ -264,12 +267,13 @@ struct DiskCacheIndex {
 
     // MARK: - Queries
 
-    /// Whether `key` is held. On a mapped table: a probe of the mapped records (each checked) and
-    /// a look at the records kept after it; a damaged record materializes the table first.
+    /// Whether `key` is held. On a lazy table: the key's probe run read from the file (each
+    /// record checked) and a look at the records kept after it; damage, or a file too short to
+    /// read the run from, materializes the table first.
     mutating func contains(_ key: Hash128) -> Bool {
         if let lazy {
             if let size = lazy.latest[key] { return size >= 0 }
-            switch probeMapped(lazy.table.records, for: key) {
+            switch probeOnDisk(lazy.table, for: key) {
             case .found: return true
             case .absent: return false
             case .damaged: materialize()
@@ -294,26 +298,30 @@ struct DiskCacheIndex {
         }
     }
 
-    private enum MappedProbe { case found, absent, damaged }
+    private enum LazyProbe { case found, absent, damaged }
 
-    /// Looks for `key` in a mapped table's `records`, checking each record it reads: a record that
-    /// is neither empty nor valid, or a member farther than `longestProbe` from its home, is damage.
-    /// In a valid table a key is at most `longestProbe` slots from its home.
-    private func probeMapped(_ records: UnsafeRawBufferPointer, for key: Hash128) -> MappedProbe {
-        var position = home(key.high, key.low)
-        for _ in 0...Self.longestProbe {
-            if DiskCacheJournal.isEmptyRecord(records, at: position) { return .absent }
-            guard let entry = DiskCacheJournal.tableEntry(records, at: position),
-                  (position - home(entry.key.high, entry.key.low)) & mask <= Self.longestProbe else { return .damaged }
-            if entry.key == key { return .found }
-            position = (position + 1) & mask
+    /// Looks for `key` in the probe run of a table left in the file (`longestProbe + 1` records
+    /// from its home, one read), checking each record it reads: a record that is neither empty
+    /// nor valid, a member farther than `longestProbe` from its home, or a run that cannot be
+    /// read is damage. In a valid table a key is at most `longestProbe` slots from its home.
+    private func probeOnDisk(_ table: DiskCacheStoredTable, for key: Hash128) -> LazyProbe {
+        let start = home(key.high, key.low)
+        return table.withRecords(from: start, count: Self.longestProbe + 1) { run in
+            guard let run else { return .damaged }
+            for step in 0..<run.count / DiskCacheJournal.recordSize {
+                if DiskCacheJournal.isEmptyRecord(run, at: step) { return .absent }
+                let position = (start + step) & mask
+                guard let entry = DiskCacheJournal.tableEntry(run, at: step),
+                      (position - home(entry.key.high, entry.key.low)) & mask <= Self.longestProbe else { return .damaged }
+                if entry.key == key { return .found }
+            }
+            return .absent
         }
-        return .absent
     }
 
     // MARK: - Changes
 
-    /// Applies one journal record (on a mapped table: kept, and replayed when it is materialized).
+    /// Applies one journal record (on a lazy table: kept, and replayed when it is materialized).
     mutating func apply(_ record: DiskCacheJournal.Record) {
         if lazy != nil && lazy!.records.count < Self.largestKeptRecords {
             lazy!.records.append(record)

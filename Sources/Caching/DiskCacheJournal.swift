@@ -11,8 +11,8 @@ import HTTPSemantics
 /// "used", "removed"), shared by every process using the folder.
 ///
 /// - Opening a cache reads it once (no `stat` per entry), which gives what the folder holds, the
-///   sizes and the access order: least recently used survives restarts. The table is mapped, not
-///   copied (`DiskCacheMappedTable`), and checked lazily by `DiskCacheIndex`.
+///   sizes and the access order: least recently used survives restarts. The table is read a
+///   probe run at a time, not whole (`DiskCacheStoredTable`), and checked lazily by `DiskCacheIndex`.
 /// - A process finds what others appended by reading the new records (one `fstatat` when nothing
 ///   changed): at every store, and off the asking thread for "is it cached?" (`DiskCache`), so
 ///   entries written elsewhere become visible to it.
@@ -283,9 +283,9 @@ final class DiskCacheJournal: Sendable {
         let index: DiskCacheIndex
         if slotCount == 0 {
             index = DiskCacheIndex()
-        } else if let table = DiskCacheMappedTable(fd: fd, slotCount: slotCount), let mapped = DiskCacheIndex(mapping: table, seed: seed) {
+        } else if let table = DiskCacheStoredTable(fd: fd, slotCount: slotCount), let lazy = DiskCacheIndex(onDisk: table, seed: seed) {
             // Checked lazily: each lookup checks what it reads; a change copies and checks it whole.
-            index = mapped
+            index = lazy
         } else if let stored = DiskCacheIndex(reading: fd, at: Self.recordSize, slotCount: slotCount, seed: seed) {
             index = stored
         } else {

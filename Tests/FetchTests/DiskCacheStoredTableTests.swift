@@ -4,9 +4,10 @@ import Policy
 import Testing
 import TestSupport
 
-/// Opening maps the journal's table and checks it lazily (`DiskCacheIndex`): lookups copy nothing,
-/// a change copies and checks it whole, and a damaged record is never taken for an entry.
-struct DiskCacheMappedTableTests {
+/// Opening leaves the journal's table in the file and checks it lazily (`DiskCacheIndex`,
+/// `DiskCacheStoredTable`): lookups read only their probe run, a change reads and checks it whole,
+/// a damaged record is never taken for an entry, and a journal shortened under it is no crash.
+struct DiskCacheStoredTableTests {
     /// A cache of `count` entries whose journal holds a table (rebuilt from the folder: the
     /// journal was removed), and nothing after it.
     func cacheWithATable(_ folder: TemporaryFolder, count: Int) throws {
@@ -18,23 +19,23 @@ struct DiskCacheMappedTableTests {
         _ = try DiskCache(folder: folder.path)  // rebuilds the journal: a table of every entry
     }
 
-    @Test func lookupsAnswerFromTheMappedTableWithoutCopyingIt() throws {
+    @Test func lookupsAnswerFromTheTableInTheFileWithoutReadingItWhole() throws {
         let folder = TemporaryFolder()
         try cacheWithATable(folder, count: 200)
         let cache = try DiskCache(folder: folder.path)
         cache.setBackgroundRefresh(interval: .seconds(3600), runner: nil)  // no background copy here
-        #expect(cache.indexIsMapped)
+        #expect(cache.indexIsLazy)
         #expect((0..<200).allSatisfy { cache.containsImage(at: testURL($0)) })
         #expect(!(200..<400).contains { cache.containsImage(at: testURL($0)) })
-        #expect(cache.indexIsMapped)
+        #expect(cache.indexIsLazy)
         // A change copies and checks the table: the same answers, and the change.
         try cache.store(TestImages.png(size: 300, seed: 500), for: testURL(500))
-        #expect(!cache.indexIsMapped)
+        #expect(!cache.indexIsLazy)
         #expect((0..<200).allSatisfy { cache.containsImage(at: testURL($0)) } && cache.containsImage(at: testURL(500)))
         #expect(cache.statistics.count == 201)
     }
 
-    @Test func recordsAppendedAfterTheTableCountWhileItIsMapped() throws {
+    @Test func recordsAppendedAfterTheTableCountWhileItIsLazy() throws {
         let folder = TemporaryFolder()
         try cacheWithATable(folder, count: 50)
         do {
@@ -44,11 +45,11 @@ struct DiskCacheMappedTableTests {
         }
         let a = try DiskCache(folder: folder.path)  // the table, then b's two records
         a.setBackgroundRefresh(interval: .seconds(3600), runner: nil)
-        #expect(a.indexIsMapped)
+        #expect(a.indexIsLazy)
         #expect(a.containsImage(at: testURL(70)) && !a.containsImage(at: testURL(3)) && a.containsImage(at: testURL(4)))
-        #expect(a.indexIsMapped)
+        #expect(a.indexIsLazy)
         #expect(a.statistics.count == 50)  // copied now: the table, then the records in order
-        #expect(!a.indexIsMapped && a.containsImage(at: testURL(70)) && !a.containsImage(at: testURL(3)))
+        #expect(!a.indexIsLazy && a.containsImage(at: testURL(70)) && !a.containsImage(at: testURL(3)))
     }
 
     @Test func aLongLivedCacheCopiesTheTableOnItsBackgroundRead() throws {
@@ -60,10 +61,10 @@ struct DiskCacheMappedTableTests {
             requests.append(1)
             work()
         }
-        #expect(cache.indexIsMapped)
-        // A hit on a mapped table asks for the background read (due at once here), which copies it.
+        #expect(cache.indexIsLazy)
+        // A hit on a lazy table asks for the background read (due at once here), which copies it.
         #expect(cache.containsImage(at: testURL(1)))
-        #expect(requests.values.count == 1 && !cache.indexIsMapped)
+        #expect(requests.values.count == 1 && !cache.indexIsLazy)
         #expect((0..<50).allSatisfy { cache.containsImage(at: testURL($0)) } && !cache.containsImage(at: testURL(99)))
     }
 
@@ -81,14 +82,35 @@ struct DiskCacheMappedTableTests {
         try Data(journal).write(to: URL(fileURLWithPath: folder.file("journal")))
         let cache = try DiskCache(folder: folder.path)
         cache.setBackgroundRefresh(interval: .seconds(3600), runner: nil)
-        #expect(cache.indexIsMapped)
+        #expect(cache.indexIsLazy)
         // The lookup meets the damaged record: the table is copied and checked whole, fails, and
         // is rebuilt from its valid records; 7 is not taken as cached on the damaged record's word.
         #expect(!cache.containsImage(at: testURL(7)))
-        #expect(!cache.indexIsMapped)
+        #expect(!cache.indexIsLazy)
         #expect((0..<100).filter { $0 != 7 }.allSatisfy { cache.containsImage(at: testURL($0)) })
         // Its file is intact: a read serves it, checked whole, and indexes it again.
         #expect(cache.image(for: testURL(7)) == TestImages.png(size: 300, seed: 7))
         #expect(cache.containsImage(at: testURL(7)))
+    }
+
+    /// Another program shortens the journal under a lazy table (the cache never does): with a
+    /// mapping, the next lookup would die of SIGBUS. Lookups go on (a probe run that cannot be read
+    /// is damage: the table is read whole, what is left rebuilt), nothing is taken as cached that
+    /// the table no longer says, and every entry's file is still served, checked whole.
+    @Test func aJournalShortenedUnderALazyTableIsNoCrash() throws {
+        let folder = TemporaryFolder()
+        try cacheWithATable(folder, count: 300)
+        let cache = try DiskCache(folder: folder.path)
+        cache.setBackgroundRefresh(interval: .seconds(3600), runner: nil)
+        #expect(cache.indexIsLazy)
+        #expect(cache.containsImage(at: testURL(1)))
+        // Keep the header and two table records.
+        #expect(truncate(folder.file("journal"), 96) == 0)
+        let answers = (0..<300).map { cache.containsImage(at: testURL($0)) }
+        #expect(!cache.indexIsLazy)
+        #expect(answers.filter { $0 }.count <= 3)
+        for n in [0, 150, 299] {
+            #expect(cache.image(for: testURL(n)) == TestImages.png(size: 300, seed: n))
+        }
     }
 }
