@@ -255,7 +255,10 @@ public final class DiskCache: CacheInspecting {
 
     /// Whether an entry for `url` is in the index, answered from memory: no system call, hit or
     /// miss, on the caller's thread (the policy asks once per row in view, from the cooperative
-    /// pool or the app's thread).
+    /// pool or the app's thread). One exception: until the journal's table has been read into
+    /// memory (a pipeline starts that read when it is made: milliseconds; a process that only
+    /// looks, such as a decision, never pays for it), a lookup reads its key's probe run from the
+    /// file (one `pread` of 2 KiB, see `DiskCacheIndex`).
     ///
     /// The index follows the journal by other means: every store reads it first, the pipeline
     /// reads it on a disk thread before it downloads what the index misses (`refreshIfDue()`), and
@@ -312,6 +315,20 @@ public final class DiskCache: CacheInspecting {
         var copy = snapshot
         copy.materialize()
         index.withLock { _ = $0.adopt(copy, of: state.table, keeping: state.kept) }
+    }
+
+    /// Reads the journal's table into memory on a thread of its own when the index still leaves
+    /// it in the file: a long-lived owner (the pipeline) calls it once, when it starts, so that
+    /// "is it cached?" answers from memory within milliseconds of the open instead of reading
+    /// each lookup's probe run from the file until its first background read of the journal.
+    package func readIndexInBackground() {
+        guard indexIsLazy else { return }
+        do {
+            try OwnedThread.detached { [self] in materializeIndex() }
+        } catch {
+            // No thread now: lookups go on reading their probe runs until a store or a background read.
+            logger.debug("disk cache: cannot start a thread to read the journal's table", metadata: ["code": "\(error.code)"])
+        }
     }
 
     /// How "is it cached?" keeps the index current, for tests: `interval` replaces

@@ -100,6 +100,8 @@ public final class ImagePipeline: CacheInspecting {
         self.disk = disk
         self.logger = logger
         writes = disk.map { DiskWriteQueue(disk: $0, policy: diskWrites, logger: logger) }
+        // "Is it cached?" from memory from the first milliseconds on (`DiskCache.containsImage(at:)`).
+        disk?.readIndexInBackground()
     }
 
     /// The link measured by this pipeline's downloads on `network`'s kind (see `LinkEstimator`):

@@ -1,4 +1,5 @@
 import Fetch
+import FetchTesting
 import Foundation
 import Policy
 import Testing
@@ -112,5 +113,18 @@ struct DiskCacheStoredTableTests {
         for n in [0, 150, 299] {
             #expect(cache.image(for: testURL(n)) == TestImages.png(size: 300, seed: n))
         }
+    }
+
+    /// A pipeline is a long-lived owner: made on a cache whose table is still in the file, it has
+    /// the table read into memory on a thread of its own at once, not at the first miss.
+    @Test func aPipelineHasTheTableReadIntoMemoryWhenItIsMade() async throws {
+        let folder = TemporaryFolder()
+        try cacheWithATable(folder, count: 50)
+        let cache = try DiskCache(folder: folder.path)
+        cache.setBackgroundRefresh(interval: .seconds(3600), runner: nil)  // no read on a lookup
+        #expect(cache.indexIsLazy)
+        let pipeline = ImagePipeline(downloader: ScriptedDownloader(), disk: cache)
+        #expect(await waitUntil { !cache.indexIsLazy })
+        #expect((0..<50).allSatisfy { pipeline.disk!.containsImage(at: testURL($0)) })
     }
 }
