@@ -42,7 +42,7 @@ final class DiskWriteQueue: Sendable {
     private let entryPath: @Sendable (ImageURL) -> String
     private let logger: Logger
     /// The thread the writes run on.
-    let thread = DiskThreads(label: "imgpolicy.disk-writer", width: 1)
+    let thread: BlockingWorkPool
     // Guards the backlog and the failures remembered.
     private let state: Locked<State>
 
@@ -67,6 +67,7 @@ final class DiskWriteQueue: Sendable {
         self.store = freshStore
         self.entryPath = entryPath
         self.logger = logger
+        thread = BlockingWorkPool(label: "imgpolicy.disk-writer", width: 1, logger: logger)
         state = Locked(State(backlog: DiskWriteBacklog(policy: policy)))
     }
 

@@ -84,7 +84,7 @@ public final class ImagePipeline: CacheInspecting {
     // Guards the table of loads and waiters, and the download count.
     private let state = Locked(State())
     /// The threads disk reads run on.
-    let readers = DiskThreads(label: "imgpolicy.disk-reader", width: 2)
+    let readers: BlockingWorkPool
     /// The disk writes' queue and thread.
     let writes: DiskWriteQueue?
 
@@ -99,6 +99,7 @@ public final class ImagePipeline: CacheInspecting {
         self.memory = memory
         self.disk = disk
         self.logger = logger
+        readers = BlockingWorkPool(label: "imgpolicy.disk-reader", width: 2, logger: logger)
         writes = disk.map { DiskWriteQueue(disk: $0, policy: diskWrites, logger: logger) }
         // "Is it cached?" from memory from the first milliseconds on (`DiskCache.containsImage(at:)`).
         disk?.readIndexInBackground()
@@ -430,7 +431,7 @@ public final class ImagePipeline: CacheInspecting {
     /// ends exactly where the report starts), on the disk writer's one thread, in order: a body
     /// of n bytes is written once, not once per report; saves still queued when the whole body
     /// has come (`completed`) are skipped.
-    private func partialCheckpoints(for url: ImageURL, disk: DiskCache, thread: DiskThreads, completed: Locked<Bool>) -> BodyCheckpoints {
+    private func partialCheckpoints(for url: ImageURL, disk: DiskCache, thread: BlockingWorkPool, completed: Locked<Bool>) -> BodyCheckpoints {
         let clock = http.clock
         let logger = self.logger
         return BodyCheckpoints(every: max(1, disk.partialLimits.minimumBytes)) { received in

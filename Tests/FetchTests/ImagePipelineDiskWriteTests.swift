@@ -216,34 +216,6 @@ struct ImagePipelineDiskTests {
     }
 }
 
-/// Blocking disk work runs on threads of its own, never on the cooperative pool.
-struct ImagePipelineDiskThreadsTests {
-    /// More blocked jobs than the machine has cores: the cooperative pool still runs tasks, at
-    /// most `width` jobs run at once, and they start in order.
-    @Test func blockedJobsLeaveTheCooperativePoolFree() async {
-        let threads = DiskThreads(label: "test.disk", width: 2)
-        let gate = DispatchSemaphore(value: 0)
-        let order = LockedList<Int>()
-        let running = LockedList<Int>()
-        let jobs = (0..<(ProcessInfo.processInfo.activeProcessorCount * 4)).map { index in
-            Task {
-                await threads.run {
-                    running.append(index)
-                    order.append(index)
-                    gate.wait()
-                }
-            }
-        }
-        #expect(await waitUntil { running.values.count == 2 })
-        // The cooperative pool is free: a task needing it runs while every job is blocked.
-        #expect(await Task.detached { 42 }.value == 42)
-        #expect(running.values.count == 2)
-        for _ in jobs { gate.signal() }
-        for job in jobs { await job.value }
-        #expect(order.values.count == jobs.count)
-    }
-}
-
 /// A flag set once, read from any thread.
 final class Flag: @unchecked Sendable {
     // Guards `isSet`.

@@ -8,9 +8,10 @@ import Darwin
 import Support
 import Logging
 
-/// Runs decodes off the caller's thread on a bounded pool of threads of its own: at most
-/// `maximumConcurrentDecodes` at once (default: the number of cores), the others waiting in
-/// order. Decoding is CPU-bound C code, so it never runs on Swift's cooperative pool.
+/// Runs decodes off the caller's thread on a bounded pool of threads of its own (a
+/// `BlockingWorkPool`): at most `maximumConcurrentDecodes` at once (default: the number of cores),
+/// the others waiting in order. Decoding is CPU-bound C code, so it never runs on Swift's
+/// cooperative pool.
 ///
 /// Cancellable: when the calling task is cancelled, `decode` throws `DecodingError` of kind
 /// `.cancelled` at once and never returns the image, even if its decode was already running (that
@@ -29,19 +30,13 @@ import Logging
 /// - <doc:DecodingAtDisplaySize>
 public final class DecodingQueue: Sendable {
     /// The most decodes that run at once.
-    public let maximumConcurrentDecodes: Int
+    public var maximumConcurrentDecodes: Int { threads.width }
 
     typealias Work = @Sendable ([UInt8], TargetSize?) throws(DecodingError) -> DecodedImage
 
     private let work: Work
-    private let state = Locked(State())
+    private let threads: BlockingWorkPool
     private let logger: Logger
-
-    private struct State {
-        var pending: [Job] = []
-        var head = 0
-        var threads = 0
-    }
 
     /// A queue decoding with `decoder`, at most `maximumConcurrentDecodes` at once (nil: the
     /// number of cores online).
@@ -55,7 +50,7 @@ public final class DecodingQueue: Sendable {
     /// A queue running `work` (the tests' stand-in for a decoder).
     init(maximumConcurrentDecodes: Int?, logger: Logger = .disabled, work: @escaping Work) {
         let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        self.maximumConcurrentDecodes = max(1, maximumConcurrentDecodes ?? cores)
+        threads = BlockingWorkPool(label: "imgpolicy.decoder", width: maximumConcurrentDecodes ?? cores, logger: logger)
         self.logger = logger
         self.work = work
     }
@@ -66,7 +61,7 @@ public final class DecodingQueue: Sendable {
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<DecodedImage, DecodingError>, Never>) in
                 if job.attach(continuation) {
-                    enqueue(job)
+                    threads.submit { [self] in run(job) }
                 } else {
                     continuation.resume(returning: .failure(DecodingError(kind: .cancelled)))
                 }
@@ -78,56 +73,16 @@ public final class DecodingQueue: Sendable {
     }
 
     /// Jobs waiting for a thread (cancelled ones included until a thread passes them).
-    var waitingCount: Int { state.withLock { $0.pending.count - $0.head } }
+    var waitingCount: Int { threads.waitingCount }
 
-    private func enqueue(_ job: Job) {
-        let startThread = state.withLock { state in
-            state.pending.append(job)
-            guard state.threads < maximumConcurrentDecodes else { return false }
-            state.threads += 1
-            return true
+    /// Runs one job on a pool thread: skipped when it was cancelled before it started.
+    private func run(_ job: Job) {
+        guard job.start() else { return }
+        let result = Result { () throws(DecodingError) -> DecodedImage in try work(job.bytes, job.target) }
+        if case .failure(let error) = result {
+            logger.debug("decode failed", metadata: ["error": "\(error)", "bytes": "\(job.bytes.count)"])
         }
-        if startThread { spawn() }
-    }
-
-    private func next() -> Job? {
-        state.withLock { state in
-            guard state.head < state.pending.count else {
-                state.pending.removeAll(keepingCapacity: true)
-                state.head = 0
-                state.threads -= 1
-                return nil
-            }
-            let job = state.pending[state.head]
-            state.head += 1
-            if state.head > 64 && state.head * 2 > state.pending.count {
-                state.pending.removeFirst(state.head)
-                state.head = 0
-            }
-            return job
-        }
-    }
-
-    /// A worker thread's loop: takes jobs until none waits.
-    private func runJobs() {
-        while let job = next() {
-            guard job.start() else { continue }  // cancelled before it started: skipped
-            let result = Result { () throws(DecodingError) -> DecodedImage in try work(job.bytes, job.target) }
-            if case .failure(let error) = result {
-                logger.debug("decode failed", metadata: ["error": "\(error)", "bytes": "\(job.bytes.count)"])
-            }
-            job.finish()?.resume(returning: result)
-        }
-    }
-
-    private func spawn() {
-        do {
-            try OwnedThread.detached { [self] in runJobs() }
-        } catch {
-            // No thread: run the jobs here rather than leave them waiting forever.
-            logger.error("could not start a decoding thread", metadata: ["errno": "\(error.code)"])
-            runJobs()
-        }
+        job.finish()?.resume(returning: result)
     }
 }
 
