@@ -86,16 +86,9 @@ extension DiskCacheFolder {
         if end != file.count && ftruncate(fd, off_t(end)) != 0 {
             return .failure(SystemError(path: partialPath(key), errno: errno, action: "cannot cut the torn end"))
         }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + offset, $0.count - offset, off_t(end + offset)) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else {
-                let code = written < 0 ? errno : ENOSPC
-                _ = ftruncate(fd, off_t(end))
-                return .failure(SystemError(path: partialPath(key), errno: code, action: "cannot append to the partial body"))
-            }
-            offset += written
+        if let code = FileIO.writeAll(fd, bytes, at: end) {
+            _ = ftruncate(fd, off_t(end))
+            return .failure(SystemError(path: partialPath(key), errno: code, action: "cannot append to the partial body"))
         }
         guard fdatasync(fd) == 0 else { return .failure(SystemError(path: partialPath(key), errno: errno, action: "cannot sync the partial body")) }
         return .success(end + bytes.count)

@@ -142,10 +142,14 @@ package final class DiskCacheFolder: Sendable {
         guard writingMarker else {
             return names.isEmpty ? DiskCacheError(path: path, message: "the folder is empty and is only looked at") : nil
         }
-        do {
-            try writeWhole(Self.markerText, name: Self.markerName)
+        // Support's atomic replace relative to the folder's descriptor: never through a link.
+        do throws(SystemError) {
+            try AtomicFileWriter.write(Self.markerText, named: Self.markerName, inFolder: descriptor,
+                                       displayPath: path + "/" + Self.markerName, newFileMode: fileMode)
         } catch where names.isEmpty {
-            return error
+            return DiskCacheError(path: error.path, message: error.message)
+        } catch {
+            // An earlier cache without its marker: it is used, the marker is written next time.
         }
         return nil
     }
@@ -165,7 +169,7 @@ package final class DiskCacheFolder: Sendable {
                 if errno == ENOENT { continue }
                 return false
             }
-            if name.hasPrefix(Self.markerName + ".new-") {
+            if Self.isMarkerTemporary(name) {
                 guard FileIO.isRegular(info) else { return false }
             } else if name == Self.usageFolderName {
                 guard FileIO.isFolder(info), let inside = namesInSubfolder(name), inside.allSatisfy(Self.isUsageLedgerName) else { return false }
@@ -185,8 +189,15 @@ package final class DiskCacheFolder: Sendable {
         // A usage ledger is neutral beside an earlier cache's entries, never evidence on its own:
         // the ledger is written only beside the marker, so a `usage/` without it is someone
         // else's (or a cache whose marker was removed on purpose), and the folder is refused.
-        let onlyMarkerTemporaries = names.allSatisfy { $0.hasPrefix(Self.markerName + ".new-") }
+        let onlyMarkerTemporaries = names.allSatisfy(Self.isMarkerTemporary)
         return onlyMarkerTemporaries || entries > 0
+    }
+
+    /// Whether `name` is a temporary of the marker, which another process's first open may be
+    /// writing: `AtomicFileWriter`'s shape (`..imgpolicy-cache.tmp-` and 16 hex digits), or an
+    /// earlier version's (`.imgpolicy-cache.new-…`).
+    static func isMarkerTemporary(_ name: String) -> Bool {
+        name.hasPrefix(AtomicFileWriter.temporaryName(for: markerName).dropLast(6)) || name.hasPrefix(markerName + ".new-")
     }
 
     /// The names in the subfolder `name` (never through a symbolic link), or nil.
@@ -208,21 +219,6 @@ package final class DiskCacheFolder: Sendable {
         var bytes = [UInt8](repeating: 0, count: magic.count)
         let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, magic.count, 0) }
         return count == magic.count && bytes == magic
-    }
-
-    /// Writes `bytes` to `name` in the folder through a temporary file and a rename.
-    private func writeWhole(_ bytes: [UInt8], name: String) throws(DiskCacheError) {
-        let temporary = name + ".new-" + FileIO.randomSuffix()
-        let fd = DescriptorReserve.admit(openat(descriptor, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fileMode))
-        guard fd >= 0 else { throw DiskCacheError(path: path + "/" + name, message: "cannot create: \(errnoText())") }
-        let written = FileIO.writeAll(fd, bytes)
-        fchmod(fd, fileMode)
-        close(fd)
-        guard written == nil, renameat(descriptor, temporary, descriptor, name) == 0 else {
-            let reason = written ?? errnoText()
-            unlinkat(descriptor, temporary, 0)
-            throw DiskCacheError(path: path + "/" + name, message: "cannot write: \(reason)")
-        }
     }
 
     // MARK: - Subfolders

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import HTTPSemantics
+import Support
+
 /// What the folder holds, in memory: each entry's size and last use, and the total.
 ///
 /// An open-addressing table (linear probing, backward-shift removal) keyed by the entry's
@@ -20,13 +28,6 @@
 /// of the table: an entry that a damaged table hides behind a gap in its run is "not cached"
 /// until the table is materialized (a download too many, never a wrong byte: every entry file is
 /// checked whole when it is read).
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-import HTTPSemantics
-
 struct DiskCacheIndex {
     struct Entry {
         var size: Int
@@ -116,16 +117,7 @@ struct DiskCacheIndex {
     /// memory (one copy, one sequential pass), or nil when anything in it is wrong: a short read, a
     /// damaged record, a probe run longer than `longestProbe` or with a gap.
     init?(reading fd: Int32, at offset: Int, slotCount: Int, seed: UInt64) {
-        self.init(checking: slotCount, seed: seed) { raw in
-            var done = 0
-            while done < raw.count {
-                let read = pread(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
-                if read < 0 && errno == EINTR { continue }
-                guard read > 0 else { break }
-                done += read
-            }
-            return done == raw.count
-        }
+        self.init(checking: slotCount, seed: seed) { raw in FileIO.readFully(fd, into: raw, at: offset) }
     }
 
     /// The table in `records` (as `encodedTable()` wrote it), copied and checked as

@@ -226,7 +226,7 @@ final class DiskCacheJournal: Sendable {
             guard size > state.readOffset else { return .appended(Records(bytes: [])) }
             guard size <= Self.largestSize else { return .replaced(nil) }
             let length = (size - state.readOffset) / Self.recordSize * Self.recordSize
-            guard length > 0, let bytes = read(state.fd, from: state.readOffset, length: length) else { return .appended(Records(bytes: [])) }
+            guard length > 0, let bytes = FileIO.readAll(state.fd, from: state.readOffset, size: length) else { return .appended(Records(bytes: [])) }
             state.readOffset += length
             let records = Records(bytes: bytes)
             state.records += records.count
@@ -273,7 +273,7 @@ final class DiskCacheJournal: Sendable {
         }
         let size = Int(info.st_size) / Self.recordSize * Self.recordSize
         guard size >= Self.recordSize, size <= Self.largestSize,
-              let header = read(fd, from: 0, length: Self.recordSize),
+              let header = FileIO.readAll(fd, from: 0, size: Self.recordSize),
               let (slotCount, seed) = header.withUnsafeBytes({ Self.parseHeader($0) }),
               size >= Self.recordSize * (1 + slotCount) else {
             state.readOffset = max(size, Self.recordSize)
@@ -290,27 +290,13 @@ final class DiskCacheJournal: Sendable {
             index = stored
         } else {
             // The table failed its checks: its valid entries, inserted one by one.
-            guard let table = read(fd, from: Self.recordSize, length: tableEnd - Self.recordSize) else { return nil }
+            guard let table = FileIO.readAll(fd, from: Self.recordSize, size: tableEnd - Self.recordSize) else { return nil }
             index = table.withUnsafeBytes { DiskCacheIndex.rebuilt(fromValidRecordsIn: $0, slotCount: slotCount) }
         }
-        let tail = Records(bytes: size > tableEnd ? read(fd, from: tableEnd, length: size - tableEnd) ?? [] : [])
+        let tail = Records(bytes: size > tableEnd ? FileIO.readAll(fd, from: tableEnd, size: size - tableEnd) ?? [] : [])
         state.readOffset = tableEnd + tail.bytes.count
         state.records = tail.count
         return Snapshot(index: index, tail: tail)
-    }
-
-    private func read(_ fd: Int32, from offset: Int, length: Int) -> [UInt8]? {
-        let bytes = [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
-            var done = 0
-            while done < length {
-                let count = pread(fd, buffer.baseAddress! + done, length - done, off_t(offset + done))
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { break }
-                done += count
-            }
-            initialized = done
-        }
-        return bytes.count == length ? bytes : nil
     }
 
     // MARK: - Writing
@@ -401,7 +387,7 @@ final class DiskCacheJournal: Sendable {
             }
             if current {
                 let length = max(0, (Int(info.st_size) - state.readOffset)) / Self.recordSize * Self.recordSize
-                let bytes = length > 0 && Int(info.st_size) <= Self.largestSize ? read(state.fd, from: state.readOffset, length: length) ?? [] : []
+                let bytes = length > 0 && Int(info.st_size) <= Self.largestSize ? FileIO.readAll(state.fd, from: state.readOffset, size: length) ?? [] : []
                 change = .appended(Records(bytes: bytes))
             } else {
                 change = .replaced(nil)

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Support
 
 /// A journal's table left where it is, in the file, and read a few records at a time (`pread`),
 /// so that opening a cache to answer a few lookups (a decision) neither reads nor allocates the
@@ -47,8 +48,8 @@ final class DiskCacheStoredTable: Sendable {
         let first = min(count, slotCount - position)
         var bytes = [UInt8](repeating: 0, count: count * size)
         let complete = bytes.withUnsafeMutableBytes { raw in
-            readFully(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<first * size]), at: size * (1 + position))
-                && (first == count || readFully(into: UnsafeMutableRawBufferPointer(rebasing: raw[first * size..<count * size]), at: size))
+            FileIO.readFully(fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<first * size]), at: size * (1 + position))
+                && (first == count || FileIO.readFully(fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[first * size..<count * size]), at: size))
         }
         return bytes.withUnsafeBytes { body(complete ? $0 : nil) }
     }
@@ -57,19 +58,7 @@ final class DiskCacheStoredTable: Sendable {
     /// read), and whether all of it was read.
     func readAll() -> (records: [UInt8], complete: Bool) {
         var bytes = [UInt8](repeating: 0, count: slotCount * DiskCacheJournal.recordSize)
-        let complete = bytes.withUnsafeMutableBytes { readFully(into: $0, at: DiskCacheJournal.recordSize) }
+        let complete = bytes.withUnsafeMutableBytes { FileIO.readFully(fd, into: $0, at: DiskCacheJournal.recordSize) }
         return (bytes, complete)
-    }
-
-    /// Fills `buffer` from `offset`; false when the file ends first or a read fails.
-    private func readFully(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Bool {
-        var done = 0
-        while done < buffer.count {
-            let count = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return false }
-            done += count
-        }
-        return true
     }
 }

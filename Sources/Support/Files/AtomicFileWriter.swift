@@ -168,17 +168,9 @@ package enum AtomicFileWriter {
         try outcome.get()
     }
 
-    /// Writes all of `bytes` to `fd`, as above.
+    /// Writes all of `bytes` to `fd`, as above (`FileIO.writeAll`, the one write-all loop).
     package static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, path: String) throws(SystemError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = systemWrite(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw failure(path, "write failed: \(errnoText(errno).lowercased())")
-            }
-            offset += written
-        }
+        if let reason = FileIO.writeAll(fd, bytes) { throw failure(path, "write failed: \(reason)") }
     }
 
     /// The file to replace for `path` (the target of a symbolic link) and its permission bits, nil

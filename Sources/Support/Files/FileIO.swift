@@ -17,9 +17,16 @@ import Darwin
 package enum FileIO {
     /// Writes all of `bytes` to `fd`; nil, or the reason it failed (`errno`'s text, in lower case).
     package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> String? {
+        bytes.withUnsafeBytes { writeAll(fd, $0) }
+    }
+
+    /// Writes all of `bytes` to `fd`, retrying short writes and `EINTR`: the package's one
+    /// write-all loop. Nil, or the reason it failed (`errno`'s text, in lower case; a write that
+    /// takes nothing is "nothing written", never a loop for ever).
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> String? {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else { return written == 0 ? "nothing written" : errnoText(errno).lowercased() }
             offset += written
@@ -29,21 +36,47 @@ package enum FileIO {
 
     /// Reads exactly `size` bytes from the start of `fd`, or nil when the file is shorter.
     package static func readAll(_ fd: Int32, size: Int) -> [UInt8]? {
+        readAll(fd, from: 0, size: size)
+    }
+
+    /// Reads exactly `size` bytes of `fd` from `offset`, or nil when the file ends first.
+    package static func readAll(_ fd: Int32, from offset: Int, size: Int) -> [UInt8]? {
         guard size > 0 else { return [] }
         var complete = true
         let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-            var offset = 0
-            while offset < size {
-                let count = pread(fd, buffer.baseAddress! + offset, size - offset, off_t(offset))
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { break }
-                offset += count
-            }
-            complete = offset == size
-            if !complete { (buffer.baseAddress! + offset).initialize(repeating: 0, count: size - offset) }
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            complete = readFully(fd, into: raw, at: offset)
+            if !complete { raw.initializeMemory(as: UInt8.self, repeating: 0) }
             initialized = size
         }
         return complete ? bytes : nil
+    }
+
+    /// Fills `buffer` from `fd` at `offset` (`pread`: the descriptor's position is neither used
+    /// nor moved), retrying short reads and `EINTR`: the package's one positional read-all loop.
+    /// False when the file ends first or a read fails (what was read is in `buffer`).
+    package static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Bool {
+        var done = 0
+        while done < buffer.count {
+            let count = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return false }
+            done += count
+        }
+        return true
+    }
+
+    /// Writes all of `bytes` to `fd` at `offset` (`pwrite`), retrying short writes and `EINTR`:
+    /// nil, or the `errno` it failed with (`ENOSPC` for a write that takes nothing).
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int) -> Int32? {
+        var done = 0
+        while done < bytes.count {
+            let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, $0.count - done, off_t(offset + done)) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return written < 0 ? errno : ENOSPC }
+            done += written
+        }
+        return nil
     }
 
     /// The names in the folder open at `fd` (without `.` and `..`), or nil when it cannot be read.

@@ -15,8 +15,3 @@ package func errnoText(_ code: Int32) -> String {
 package func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
     read(fd, buffer, count)
 }
-
-/// `write(2)`, under a name no method shadows.
-package func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-    write(fd, buffer, count)
-}
