@@ -24,24 +24,27 @@ import Policy
 /// Thread safety: every member may be used from any task or thread at once.
 public final class DrivenReachability: ReachabilityProviding {
     private struct State {
-        var current: NetworkState
         var history: [NetworkState]
-        var streams: [Int: AsyncStream<NetworkState>.Continuation] = [:]
-        var nextID = 0
         var waiters = CountWaiters()
     }
 
-    // Guards the state, the open streams and the tasks waiting for observers.
+    // Guards the history and the tasks waiting for observers.
     private let state: Locked<State>
+    // The state now and the open streams (Policy's one implementation of them).
+    private let broadcast: NetworkStateBroadcast
 
     /// Creates a provider reporting `state` (Wi-Fi unless told otherwise).
     public init(_ state: NetworkState = NetworkState(.wifi)) {
-        self.state = Locked(State(current: state, history: [state]))
+        let recorded = Locked(State(history: [state]))
+        self.state = recorded
+        broadcast = NetworkStateBroadcast(state) { count in
+            for waiter in recorded.withLock({ $0.waiters.released(at: count) }) { waiter.resume() }
+        }
     }
 
     /// The network state now.
     public var currentState: NetworkState {
-        state.withLock { $0.current }
+        broadcast.current
     }
 
     /// Every state this provider reported, the initial one first; a `set` to the current state
@@ -52,54 +55,37 @@ public final class DrivenReachability: ReachabilityProviding {
 
     /// How many `stateChanges()` streams are open (made and not yet ended by their consumer).
     public var observerCount: Int {
-        state.withLock { $0.streams.count }
+        broadcast.observerCount
     }
 
     /// Makes `newState` the current state; every open stream yields it, unless it equals the
     /// current one (consecutive equal states are not repeated).
     public func set(_ newState: NetworkState) {
-        let streams: [AsyncStream<NetworkState>.Continuation] = state.withLock { state in
-            guard state.current != newState else { return [] }
-            state.current = newState
-            state.history.append(newState)
-            return Array(state.streams.values)
-        }
-        for stream in streams { stream.yield(newState) }
+        broadcast.set(newState) { changed in self.state.withLock { $0.history.append(changed) } }
     }
 
     /// The state now, then each change (see `ReachabilityProviding`).
     public func stateChanges() -> AsyncStream<NetworkState> {
-        let (stream, continuation) = AsyncStream.makeStream(of: NetworkState.self, bufferingPolicy: .bufferingNewest(64))
-        let (id, ready): (Int, [CheckedContinuation<Void, Never>]) = state.withLock { state in
-            let id = state.nextID
-            state.nextID += 1
-            state.streams[id] = continuation
-            continuation.yield(state.current)
-            return (id, state.waiters.released(at: state.streams.count))
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.streams.removeValue(forKey: id) }
-        }
-        for waiter in ready { waiter.resume() }
-        return stream
+        broadcast.stream()
     }
 
     /// Returns once at least `count` streams are open: the code under test is observing.
     public func waitForObservers(_ count: Int = 1) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let kept = state.withLock { state in
-                state.waiters.wait(for: count, current: state.streams.count, continuation)
+            // Never the broadcast's lock inside this provider's (`set` takes them the other way).
+            let before = broadcast.observerCount
+            guard state.withLock({ $0.waiters.wait(for: count, current: before, continuation) }) else {
+                return continuation.resume()
             }
-            if !kept { continuation.resume() }
+            // A stream opened after `before` was read may have reported before the waiter was
+            // kept: look again (a waiter is taken out once, by whichever look releases it).
+            let now = broadcast.observerCount
+            for waiter in state.withLock({ $0.waiters.released(at: now) }) { waiter.resume() }
         }
     }
 
     /// Ends every open stream: each consumer's `for await` loop finishes.
     public func finishObservers() {
-        let streams = state.withLock { state in
-            defer { state.streams.removeAll() }
-            return Array(state.streams.values)
-        }
-        for stream in streams { stream.finish() }
+        broadcast.finishAll()
     }
 }

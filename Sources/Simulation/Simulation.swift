@@ -83,13 +83,13 @@ package struct Simulation {
             throw SimulationSetupError(description: "cannot open the simulation's cache in \(folder.path): \(error)")
         }
         let policy = setup.policy
-        let reachability = ScriptedReachability(pass.script.entries[0].state)
+        let reachability = FixedReachability(pass.script.entries[0].state)
         let transport = CurlTransport()
         let pipeline = ImagePipeline(downloader: transport, disk: disk, diskWrites: .waitWhenFull)
         let store = InMemorySettingsStore(setup.settings)
         let loader = ImageLoader(policy: policy, reachability: reachability, settings: store, pipeline: pipeline)
         let result = await pass.run(items: items, visibleCount: setup.visible, makeList: { ImageListAdapter(loader: loader, screen: $0) },
-                                    networkChanged: { reachability.set($0) },
+                                    networkChanged: { reachability.update(to: $0) },
                                     decidesBetter: { item, shownRank, state in
                                         guard let decision = try? policy.decide(item, network: state, settings: store, cache: pipeline),
                                               let variant = decision.variant else { return false }
