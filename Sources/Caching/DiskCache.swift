@@ -137,6 +137,10 @@ public final class DiskCache: CacheInspecting {
     // The folder was empty and the marker could not be written: an empty cache, only read (its
     // journal is neither created nor rebuilt; stores are tried and fail naming what they could not write).
     private let readOnly: Bool
+    /// Why the folder is only read: its marker could not be written (nil when it is written).
+    private let unwritable: DiskCacheError?
+    /// Whether the folder is only read because its marker could not be written.
+    var isOnlyRead: Bool { unwritable != nil }
     // Opened to be looked at (`inspecting(folder:capacity:logger:)`): nothing is created, swept,
     // rebuilt or compacted; the journal is read, never written.
     private let inspectOnly: Bool
@@ -221,6 +225,7 @@ public final class DiskCache: CacheInspecting {
         layout = try DiskCacheFolder(path: folder, fileMode: mode_t(fileMode & 0o7777), creating: !inspecting)
         let unwritable = try layout.claim(writingMarker: !inspecting)
         readOnly = unwritable != nil
+        self.unwritable = unwritable
         inspectOnly = inspecting
         self.folder = layout.path
         self.capacity = max(0, capacity)
@@ -495,6 +500,14 @@ public final class DiskCache: CacheInspecting {
             throw error
         }
         guard !inspectOnly else { throw Self.lookedAtOnly(folder) }
+        if let unwritable {
+            // Nothing is created in a folder whose marker could not be written (a full disk, an
+            // immutable folder): a shard made here would make it "not a cache" once there is room.
+            count { $0.writeFailures += 1 }
+            let error = DiskCacheError(path: unwritable.path, message: "not stored: the cache folder is only read, its marker could not be written: \(unwritable.message)")
+            logger.error("disk cache: cannot store an entry", metadata: ["path": "\(error.path)", "error": "\(error.message)", "url": "\(url)"])
+            throw error
+        }
         let key = Hash128(of: url.absoluteString)
         if let freshness, !freshness.isStorable {
             count { $0.refusedNoStore += 1 }

@@ -146,10 +146,12 @@ package final class DiskCacheFolder: Sendable {
         do throws(SystemError) {
             try AtomicFileWriter.write(Self.markerText, named: Self.markerName, inFolder: descriptor,
                                        displayPath: path + "/" + Self.markerName, newFileMode: fileMode)
-        } catch where names.isEmpty {
+        } catch where names.allSatisfy(Self.isMarkerTemporary) {
+            // Empty (or holding only another first open's temporaries): used as an empty cache
+            // that is only read, and nothing is created in it (`DiskCache` refuses stores).
             return DiskCacheError(path: error.path, message: error.message)
         } catch {
-            // An earlier cache without its marker: it is used, the marker is written next time.
+            throw DiskCacheError(path: error.path, message: error.message)
         }
         return nil
     }

@@ -29,7 +29,9 @@ final class DiskCacheStoredTable: Sendable {
         var info = stat()
         guard slotCount > 0, fstat(fd, &info) == 0,
               Int(info.st_size) >= DiskCacheJournal.recordSize * (1 + slotCount) else { return nil }
-        let own = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        // Within the descriptors the package leaves for the runtime, it is not taken: the table is
+        // then read whole at open instead.
+        let own = DescriptorReserve.admit(fcntl(fd, F_DUPFD_CLOEXEC, 0))
         guard own >= 0 else { return nil }
         self.fd = own
         self.slotCount = slotCount

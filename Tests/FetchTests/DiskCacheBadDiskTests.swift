@@ -191,9 +191,42 @@ struct DiskCacheBadDiskTests {
         #expect {
             try cache.store(TestImages.png(), for: testURL(1))
         } throws: { error in
-            (error as? DiskCacheError)?.path == parentPath(cache.entryPath(for: testURL(1)))
+            // The marker it could not write, not a shard made in the folder.
+            (error as? DiskCacheError)?.path == path + "/.imgpolicy-cache"
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: path).isEmpty)
+    }
+
+    /// Probe of issue 17 (F1): a first open on a full disk cannot write the marker; the cache is
+    /// only read, and a store used to create `tmp/` and a shard anyway (`mkdir` works on a full
+    /// tmpfs), so that once there was room again every command refused the folder as "not a cache
+    /// folder". Now nothing is created in it, and the next open, with room, makes it a cache.
+    @Test(.enabled(if: runsAsRoot, "needs root to mount a tmpfs"))
+    func aFirstOpenOnAFullDiskCreatesNothingAndTheFolderWorksOnceThereIsRoom() throws {
+        let folder = TemporaryFolder()
+        let disk = folder.file("disk")
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: false)
+        try system("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=200k", "tmpfs", disk])
+        defer { try? system("/usr/bin/umount", [disk]) }
+        let path = disk + "/cache"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        // Fill the disk: writes fail with "no space" from here on.
+        #expect(FileManager.default.createFile(atPath: disk + "/fill", contents: nil))
+        let filler = try #require(FileHandle(forWritingAtPath: disk + "/fill"))
+        while (try? filler.write(contentsOf: Data(count: 4096))) != nil {}
+        try? filler.close()
+        do {
+            let cache = try DiskCache(folder: path)
+            #expect(!cache.containsImage(at: testURL(1)))
+            #expect(throws: DiskCacheError.self) { try cache.store(TestImages.png(size: 300, seed: 1), for: testURL(1)) }
+            #expect(try cache.savePartial([UInt8](repeating: 1, count: 64 << 10), for: testURL(2), validator: "\"v\"", totalLength: 1 << 20) == false)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path).isEmpty)
+        try FileManager.default.removeItem(atPath: disk + "/fill")
+        let cache = try DiskCache(folder: path)
+        try cache.store(TestImages.png(size: 300, seed: 1), for: testURL(1))
+        #expect(cache.image(for: testURL(1)) == TestImages.png(size: 300, seed: 1))
+        #expect(FileManager.default.fileExists(atPath: path + "/.imgpolicy-cache"))
     }
 
     @Test func aFileWhereTheCacheFolderShouldBeIsAnErrorNamingIt() throws {

@@ -8,7 +8,7 @@ import Logging
 /// with `OwnedThread`. A thread ends when no job waits, so a pool keeps no thread while idle and
 /// needs no shutdown. When no thread can be started (the process is at its thread limit) and
 /// none of the pool's own is running, the submitting thread runs the waiting jobs itself (logged)
-/// rather than leave them waiting for ever.
+/// rather than leave them waiting for ever (logged once per pool, as a warning).
 ///
 /// ```swift
 /// let readers = BlockingWorkPool(label: "imgpolicy.disk-reader", width: 2)
@@ -22,6 +22,9 @@ package final class BlockingWorkPool: Sendable {
         var head = 0
         var threads = 0
         var started = 0
+        /// Whether a refused thread was logged (once per pool: a process at its thread limit
+        /// would otherwise log every job).
+        var refusalLogged = false
 
         /// The next job in order, or nil (the queue's storage then reset) when none waits.
         mutating func next() -> (@Sendable () -> Void)? {
@@ -88,14 +91,18 @@ package final class BlockingWorkPool: Sendable {
         } catch {
             // Another of the pool's threads takes the job when one runs; else nothing would, and
             // this thread keeps the place it reserved and drains the queue itself.
-            let alone = state.withLock { state -> Bool in
+            let (alone, firstRefusal) = state.withLock { state -> (Bool, Bool) in
+                defer { state.refusalLogged = true }
                 guard state.threads == 1 else {
                     state.threads -= 1
-                    return false
+                    return (false, !state.refusalLogged)
                 }
-                return true
+                return (true, !state.refusalLogged)
             }
-            logger.error("cannot start a thread for blocking work", metadata: ["pool": "\(label)", "errno": "\(error.code)"])
+            if firstRefusal {
+                logger.warning("cannot start a thread for blocking work: jobs run on the threads that submit them",
+                               metadata: ["pool": "\(label)", "errno": "\(error.code)"])
+            }
             if alone { drain() }
         }
     }
