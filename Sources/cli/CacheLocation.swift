@@ -19,8 +19,9 @@ import Support
 /// `--cache-dir DIR`, shared by the commands that use the disk cache.
 struct CacheLocation: ParsableArguments {
     /// `--cache-dir DIR`, as every command that uses the disk cache declares it.
-    static let declaration = OptionDeclaration.value(
-        "cache-dir", valueName: "dir", help: "The disk cache folder (default: $XDG_CACHE_HOME/imgpolicy, else ~/.cache/imgpolicy).")
+    static var declaration: OptionDeclaration {
+        .value("cache-dir", valueName: "dir", help: "The disk cache folder (default: $XDG_CACHE_HOME/imgpolicy, else ~/.cache/imgpolicy).")
+    }
 
     @Option(name: Self.declaration.argumentName, help: Self.declaration.argumentHelp)
     var path: String?

@@ -25,6 +25,25 @@ enum DecideOption: Int, CaseIterable, Sendable {
         let declaration: OptionDeclaration
         /// What it does to the options.
         let effect: Effect
+
+        /// Applies what was given for this option to `options` (a value not given takes the
+        /// declared default).
+        ///
+        /// - Throws: what the row refuses (a `--network` that is no network state).
+        func apply(_ given: Given, to options: inout DecisionOptions) throws(ValidationError) {
+            switch (effect, given) {
+            case (.flag(let set), .flag(let isOn)):
+                if isOn { set(&options) }
+            case (.count(let set), .count(let count)):
+                set(&options, count)
+            case (.value(let set), .value(let text)):
+                if let text = text ?? declaration.defaultValue { try set(&options, text) }
+            case (.value(let set), .values(let texts)):
+                for text in texts { try set(&options, text) }
+            default:
+                preconditionFailure("--\(declaration.name): given a value of another form than its row declares")
+            }
+        }
     }
 
     /// What an option given on the command line does to `DecisionOptions`.
@@ -50,9 +69,10 @@ enum DecideOption: Int, CaseIterable, Sendable {
         case values([String])
     }
 
-    /// The table, one row per option, in the order of the help.
-    private static func row(for option: DecideOption) -> Row {
-        switch option {
+    /// This option's row of the table; the rows are in the order of the help. (Made when asked,
+    /// not kept in an array: a plain decision's start makes no array of rows nor a lazy global.)
+    var row: Row {
+        switch self {
         case .item:
             Row(declaration: .value("item", valueName: "file", required: true,
                                     help: "The item file: one item object or an array of them; - reads standard input."),
@@ -125,22 +145,20 @@ enum DecideOption: Int, CaseIterable, Sendable {
         }
     }
 
-    /// Every row, made once, in case order.
-    static let rows: [Row] = allCases.map(row(for:))
-
-    /// This option's row.
-    var row: Row { Self.rows[rawValue] }
-
     /// This option's name, form and help.
     var declaration: OptionDeclaration { row.declaration }
 
     /// The option named by `argument` in its long form (`--item`), or nil.
     init?(longName argument: String) {
         guard argument.hasPrefix("--") else { return nil }
-        let name = argument.dropFirst(2)
-        for option in Self.allCases where option.declaration.name == name {
-            self = option
-            return
+        // By position, not `allCases`: no array made (the fast path's start, docs/startup.md).
+        var position = 0
+        while let option = DecideOption(rawValue: position) {
+            if option.declaration.isLongForm(argument) {
+                self = option
+                return
+            }
+            position += 1
         }
         return nil
     }
@@ -162,26 +180,9 @@ enum DecideOption: Int, CaseIterable, Sendable {
     static func options(_ given: (DecideOption) -> Given) throws(ValidationError) -> DecisionOptions {
         var options = DecisionOptions()
         for option in allCases {
-            try option.apply(given(option), to: &options)
+            try option.row.apply(given(option), to: &options)
         }
         return options
-    }
-
-    /// Applies what was given for this option to `options`.
-    private func apply(_ given: Given, to options: inout DecisionOptions) throws(ValidationError) {
-        let row = self.row
-        switch (row.effect, given) {
-        case (.flag(let set), .flag(let isOn)):
-            if isOn { set(&options) }
-        case (.count(let set), .count(let count)):
-            set(&options, count)
-        case (.value(let set), .value(let text)):
-            if let text = text ?? row.declaration.defaultValue { try set(&options, text) }
-        case (.value(let set), .values(let texts)):
-            for text in texts { try set(&options, text) }
-        default:
-            preconditionFailure("--\(row.declaration.name): given a value of another form than its row declares")
-        }
     }
 }
 

@@ -14,9 +14,10 @@ struct LoggingOptions: ParsableArguments {
     static let variable = "IMGPOLICY_LOG_LEVEL"
 
     /// `-v`, `--verbose`, counted, as every command that logs declares it.
-    static let declaration = OptionDeclaration.counted(
-        "verbose", short: "v",
-        help: "Log what the command does to standard error: -v info, -vv debug, -vvv trace (default: nothing, or $IMGPOLICY_LOG_LEVEL).")
+    static var declaration: OptionDeclaration {
+        .counted("verbose", short: "v",
+                 help: "Log what the command does to standard error: -v info, -vv debug, -vvv trace (default: nothing, or $IMGPOLICY_LOG_LEVEL).")
+    }
 
     @Flag(name: Self.declaration.argumentName, help: Self.declaration.argumentHelp)
     var verbose: Int

@@ -52,10 +52,11 @@ enum NetworkChoice: Equatable {
 
 /// `--settings FILE`, shared by the commands that read settings.
 struct SettingsLocation: ParsableArguments {
-    /// `--settings FILE`, as every command that reads settings declares it.
-    static let declaration = OptionDeclaration.value(
-        "settings", valueName: "file",
-        help: "The settings file (default: $XDG_CONFIG_HOME/imgpolicy/settings.json, else ~/.config/imgpolicy/settings.json).")
+    /// `--settings FILE`, as every command that reads settings declares it .
+    static var declaration: OptionDeclaration {
+        .value("settings", valueName: "file",
+               help: "The settings file (default: $XDG_CONFIG_HOME/imgpolicy/settings.json, else ~/.config/imgpolicy/settings.json).")
+    }
 
     @Option(name: Self.declaration.argumentName, help: Self.declaration.argumentHelp)
     var path: String?

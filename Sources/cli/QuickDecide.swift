@@ -5,9 +5,10 @@ import Support
 /// `imgpolicy [decide] --item FILE [--network KIND] [flags…]` without swift-argument-parser, which
 /// builds the arguments of the whole command tree by reflection (about 4.5 ms of a 9 ms start).
 ///
-/// The options, their names and forms come from `DecideOption`'s table, as `Decide`'s do, and the
-/// values become `DecisionOptions` through the same `DecideOption.options(_:)`: an option added
-/// to the table works here too. It recognises only what it is sure of: each option as
+/// The options, their names and forms come from `DecideOption`'s table, as `Decide`'s do, and
+/// each value becomes part of `DecisionOptions` through the same row (`DecideOption.Row.apply`),
+/// as it is read; the options not given then take the same defaults: an option added to the
+/// table works here too. It recognises only what it is sure of: each option as
 /// `--name value` (a value is `-` or does not start with `-`), each flag and single-value option
 /// at most once (repeatable options may repeat), every value the table's row accepts
 /// (`--network`, `--cached`, `--size` are checked there), the required `--item`, and
@@ -29,39 +30,47 @@ enum QuickDecide {
     static func options(from arguments: [String]) -> DecisionOptions? {
         var remaining = arguments[...]
         if remaining.first == "decide" { remaining = remaining.dropFirst() }
-        // What was given, by the option's position in the table: an array and a switch, no sets or
-        // dictionaries of names (each generic type made at run time costs a search of the
-        // binary's protocol conformances).
-        var given = [DecideOption.Given?](repeating: nil, count: DecideOption.allCases.count)
+        // The options given so far, a bit per position in the table: no array, set or dictionary
+        // (each generic type made at run time costs a lookup of its metadata, one with a
+        // `Hashable` key a search of the binary's protocol conformances).
+        var options = DecisionOptions()
+        var seen: UInt64 = 0
         while let argument = remaining.popFirst() {
             guard let option = DecideOption(longName: argument) else { return nil }
-            let slot = option.rawValue
-            switch option.declaration.form {
+            let row = option.row
+            let bit: UInt64 = 1 << option.rawValue
+            let given: DecideOption.Given
+            switch row.declaration.form {
             case .flag:
-                guard given[slot] == nil else { return nil }
-                given[slot] = .flag(true)
+                guard seen & bit == 0 else { return nil }
+                given = .flag(true)
             case .counted:
                 // `-v`, `-vv`, `--verbose`: left to swift-argument-parser (short flags may be grouped).
                 return nil
             case .value:
-                guard given[slot] == nil, let value = nextValue(&remaining) else { return nil }
-                given[slot] = .value(value)
+                guard seen & bit == 0, let value = nextValue(&remaining) else { return nil }
+                given = .value(value)
             case .repeatedValue:
+                // Each value applied as it comes, as swift-argument-parser's list is, in order.
                 guard let value = nextValue(&remaining) else { return nil }
-                if case .values(let earlier)? = given[slot] {
-                    given[slot] = .values(earlier + [value])
-                } else {
-                    given[slot] = .values([value])
-                }
+                given = .value(value)
             }
+            seen |= bit
+            // A value a row refuses is reported by swift-argument-parser, with its own words.
+            guard (try? row.apply(given, to: &options)) != nil else { return nil }
         }
-        for option in DecideOption.allCases where option.declaration.isRequired && given[option.rawValue] == nil {
-            return nil
+        // The options not given: a required one missing is swift-argument-parser's to report;
+        // the others take their defaults.
+        var position = 0
+        while let option = DecideOption(rawValue: position) {
+            if seen & (1 << position) == 0 {
+                let row = option.row
+                guard !row.declaration.isRequired, (try? row.apply(option.absent, to: &options)) != nil else { return nil }
+            }
+            position += 1
         }
-        // A value a row refuses, or a validation failure, is reported by swift-argument-parser,
-        // with its own words.
-        guard let options = try? DecideOption.options({ given[$0.rawValue] ?? $0.absent }),
-              (try? options.validate()) != nil else { return nil }
+        // A validation failure too.
+        guard (try? options.validate()) != nil else { return nil }
         return options
     }
 

@@ -103,7 +103,7 @@ struct DecideOptionTableTests {
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             let isShort = declaration.short.map { short in argument.count > 1 && argument.hasPrefix("-") && !argument.hasPrefix("--")
-                && argument.dropFirst().allSatisfy { $0 == short } } ?? false
+                && argument.unicodeScalars.dropFirst().allSatisfy { $0 == short } } ?? false
             guard argument == "--" + declaration.name || isShort else {
                 kept.append(argument)
                 continue
