@@ -2,18 +2,19 @@ import ArgumentParser
 import Policy
 
 /// The options of `imgpolicy [decide]`, each declared once, here: its name, what it takes, its
-/// help, and what its value does to `DecisionOptions` (the table, `row(for:)`).
+/// help, and what its value does to `DecisionOptions` (the table: `row`).
 ///
 /// Both ways of reading a command line derive from it. swift-argument-parser's `Decide` takes
 /// each property wrapper's name, parsing and help from the table and hands what it parsed back
 /// through `Decide.given(_:)`, an exhaustive switch: an option added here does not compile until
 /// `Decide` has its property. `QuickDecide` (the fast path of a plain decision) reads the names
-/// and forms from the table. Both then make their `DecisionOptions` with `options(_:)`, so a
-/// value lands in the same field, with the same checks, whichever path read it; and
+/// and forms from the table. Both apply each value through its row (`Row.apply`; `Decide` by
+/// `options(_:)`), so a value lands in the same field, with the same checks and defaults,
+/// whichever path read it; and
 /// `DecideOptionTableTests` runs every option through both paths and compares what they read and
 /// what the command prints.
 ///
-/// To add an option: a case here, its row in `row(for:)`, its field in `DecisionOptions`, its
+/// To add an option: a case here, its row in `row`, its field in `DecisionOptions`, its
 /// property in `Decide` (the compiler asks for it), a sample in `DecideOptionTableTests`.
 enum DecideOption: Int, CaseIterable, Sendable {
     case item, network, expensive, constrained, roaming, captive, throughput, policy, settings, overrides, cached, json, explain
