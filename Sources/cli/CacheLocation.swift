@@ -18,8 +18,12 @@ import Support
 
 /// `--cache-dir DIR`, shared by the commands that use the disk cache.
 struct CacheLocation: ParsableArguments {
-    @Option(name: .customLong("cache-dir"),
-            help: ArgumentHelp("The disk cache folder (default: $XDG_CACHE_HOME/imgpolicy, else ~/.cache/imgpolicy).", valueName: "dir"))
+    /// `--cache-dir DIR`, as every command that uses the disk cache declares it.
+    static var declaration: OptionDeclaration {
+        .value("cache-dir", valueName: "dir", help: "The disk cache folder (default: $XDG_CACHE_HOME/imgpolicy, else ~/.cache/imgpolicy).")
+    }
+
+    @Option(name: Self.declaration.argumentName, help: Self.declaration.argumentHelp)
     var path: String?
 
     /// `--cache-dir`, else `$XDG_CACHE_HOME/imgpolicy` (an absolute path), else

@@ -13,8 +13,13 @@ struct LoggingOptions: ParsableArguments {
     /// The variable that sets the level when `--verbose` is not given.
     static let variable = "IMGPOLICY_LOG_LEVEL"
 
-    @Flag(name: .shortAndLong,
-          help: "Log what the command does to standard error: -v info, -vv debug, -vvv trace (default: nothing, or $IMGPOLICY_LOG_LEVEL).")
+    /// `-v`, `--verbose`, counted, as every command that logs declares it.
+    static var declaration: OptionDeclaration {
+        .counted("verbose", short: "v",
+                 help: "Log what the command does to standard error: -v info, -vv debug, -vvv trace (default: nothing, or $IMGPOLICY_LOG_LEVEL).")
+    }
+
+    @Flag(name: Self.declaration.argumentName, help: Self.declaration.argumentHelp)
     var verbose: Int
 
     /// The level to log at, or nil to log nothing.

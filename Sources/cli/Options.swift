@@ -52,9 +52,13 @@ enum NetworkChoice: Equatable {
 
 /// `--settings FILE`, shared by the commands that read settings.
 struct SettingsLocation: ParsableArguments {
-    @Option(name: .customLong("settings"),
-            help: ArgumentHelp("The settings file (default: $XDG_CONFIG_HOME/imgpolicy/settings.json, else ~/.config/imgpolicy/settings.json).",
-                               valueName: "file"))
+    /// `--settings FILE`, as every command that reads settings declares it .
+    static var declaration: OptionDeclaration {
+        .value("settings", valueName: "file",
+               help: "The settings file (default: $XDG_CONFIG_HOME/imgpolicy/settings.json, else ~/.config/imgpolicy/settings.json).")
+    }
+
+    @Option(name: Self.declaration.argumentName, help: Self.declaration.argumentHelp)
     var path: String?
 
     /// The store at the chosen path.

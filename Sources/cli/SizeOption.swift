@@ -14,6 +14,7 @@ struct SizeOption: ParsableArguments {
         var width: Int
         var height: Int
 
+        /// Reads `WxH` (`x` in any case), each side 1 to 65,535; nil for anything else.
         init?(argument: String) {
             let parts = argument.lowercased().split(separator: "x", omittingEmptySubsequences: false)
             guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
@@ -21,10 +22,20 @@ struct SizeOption: ParsableArguments {
             self.width = width
             self.height = height
         }
+
+        /// `WxH`, as `init(argument:)` reads it.
+        var argument: String {
+            "\(width)x\(height)"
+        }
     }
 
-    // `.unconditional`: `--size -1x5` is a bad size, not a missing one.
-    @Option(parsing: .unconditional, help: ArgumentHelp("The display size of the one item: policies see whether its thumbnail covers W; with --fetch the image is decoded to fit WxH pixels (--output writes PNG; --json adds width and height).", valueName: "WxH"))
+    /// `--size WxH`. A value that starts with `-` is taken: `--size -1x5` is a bad size, not a missing one.
+    static var declaration: OptionDeclaration {
+        .value("size", valueName: "WxH", takesDashedValue: true,
+               help: "The display size of the one item: policies see whether its thumbnail covers W; with --fetch the image is decoded to fit WxH pixels (--output writes PNG; --json adds width and height).")
+    }
+
+    @Option(name: Self.declaration.argumentName, parsing: Self.declaration.valueParsing, help: Self.declaration.argumentHelp)
     var size: Box?
 
     /// The fetched image decoded to fit the box; nil without `--size` or without an image.

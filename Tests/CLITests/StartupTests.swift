@@ -134,7 +134,7 @@ struct StartupTests {
     func theFastPathReadsWhatArgumentParserReads(_ arguments: [String]) throws {
         let quick = try #require(QuickDecide.options(from: arguments))
         let parsed = try #require(try Imgpolicy.parseAsRoot(arguments) as? Decide)
-        #expect(Self.summary(quick) == Self.summary(parsed.options))
+        #expect(Self.summary(quick) == Self.summary(try parsed.options()))
     }
 
     /// Everything else is left to swift-argument-parser, whose messages and exit statuses stay.

@@ -133,7 +133,7 @@ public struct ImagePolicy: Sendable {
                 if unknown == nil { unknown = value.key }
                 continue
             }
-            if value.wanted { resolved.bits |= 1 << position } else { resolved.bits &= ~(1 << position) }
+            resolved.set(at: position, to: value.wanted)
         }
         return (resolved, unknown)
     }

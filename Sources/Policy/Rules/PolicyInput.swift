@@ -84,17 +84,3 @@ enum TableKey {
     @usableFromInline static let thumbnailCoversDisplay = 1 << 10
     @usableFromInline static let settingsShift = 11
 }
-
-/// A policy's boolean settings as bits, in the order the policy declares them.
-public struct ResolvedSettings: Sendable, Hashable {
-    /// Bit `i` is the value of the policy's `i`-th declared setting.
-    public var bits: UInt16
-
-    /// Creates resolved settings from raw bits.
-    @inlinable
-    public init(bits: UInt16) { self.bits = bits }
-
-    /// Whether the setting at `position` is on.
-    @inlinable
-    public func isOn(at position: Int) -> Bool { bits & (1 << position) != 0 }
-}

@@ -109,17 +109,12 @@ struct SimulateCommand: AsyncParsableCommand {
         var values: [String: SettingValue] = [:]
         for declaration in policy.settings { values[declaration.key] = .bool(declaration.defaultValue) }
         for text in overrides {
-            let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2 else { throw CommandFailure.usage("--set \(TerminalText.escaped(text)): expected key=value") }
-            let key = String(parts[0])
-            guard policy.settingPosition(key) != nil else {
-                let known = policy.settings.map(\.key).joined(separator: ", ")
-                throw CommandFailure.usage("--set \(TerminalText.escaped(text)): the policy \"\(policy.name)\" reads no setting \"\(key)\" (it reads: \(known.isEmpty ? "none" : known))")
+            do throws(SettingOverrideError) {
+                let override = try SettingOverride(parsing: text, in: policy)
+                values[override.key] = .bool(override.value)
+            } catch {
+                throw CommandFailure.usage("--set \(TerminalText.escaped(text)): \(error)")
             }
-            guard let value = SettingValue.parseBool(String(parts[1])) else {
-                throw CommandFailure.usage("--set \(TerminalText.escaped(text)): \"\(parts[1])\" is not a boolean (true/false, yes/no, on/off, 1/0)")
-            }
-            values[key] = .bool(value)
         }
         return values
     }
