@@ -125,16 +125,19 @@ public struct ImageDecoder: Sendable {
         // output pixel still covers at least a whole decoded pixel (TurboJPEG rounds the scaled size
         // up: its last row and column cover what is left, which the resampler knows). That last row
         // or column is the mean of a block padded past the image (the encoder repeats the edge),
-        // not of what is left; and the scaled transform of a block that the image only partly
-        // fills mixes its padding into the pixels beside it. So a side that is not a multiple of
-        // the 8-pixel block is scaled only when it is at least 64 decoded pixels long, where that
-        // strip weighs 1/64 of the image at most (a 5 × 5 JPEG at 1/8 missed its area average by
-        // 11.5/255; a 6 × 4 one at 1/2, by a mean 3.3/255, seed 17637084622095314666).
+        // not of what is left; the scaled transform of a block that the image only partly fills
+        // mixes its padding into the pixels beside it; and it is an area average only where the
+        // picture changes slowly across a block, which a small image's content does not. So the
+        // decoder scales only when both decoded sides are at least 64 pixels long, where a
+        // padded strip weighs 1/64 of the image at most and blocks are small against the picture
+        // (a 5 × 5 JPEG at 1/8 missed its area average by 11.5/255; a 6 × 4 one at 1/2 by a mean
+        // 3.3/255, seed 17637084622095314666; an 8 × 8 one at 1/2 by 1.6/255, seed
+        // 4181742678152793019). Small images decode fast at full size.
         var (decodedWidth, decodedHeight, denominator) = (width, height, 1)
         switch codec {
         case .jpeg:
             for scale in [8, 4, 2] where width >= outWidth * scale && height >= outHeight * scale
-                && (width % 8 == 0 || width >= 64 * scale) && (height % 8 == 0 || height >= 64 * scale) {
+                && width >= 64 * scale && height >= 64 * scale {
                 (decodedWidth, decodedHeight, denominator) = ((width + scale - 1) / scale, (height + scale - 1) / scale, scale)
                 break
             }
