@@ -21,7 +21,10 @@ import HTTPSemantics
 /// first in, first out among equals), and a host at its limit never holds back another host's
 /// transfer. A cancellation wakes the thread, which frees the slot and starts the next waiting
 /// transfer at once. Easy handles are reused (connections, DNS and TLS sessions with them);
-/// HTTP/2 is used over TLS. Redirects (at most `maximumRedirects`) are followed by the transport
+/// HTTP/2 is used over TLS. A request waits for a connection that may multiplex it (libcurl's
+/// `CURLOPT_PIPEWAIT`) only where multiplexing can happen: over HTTPS while the host may offer
+/// HTTP/2, never over plain HTTP nor to a host whose last answer came over HTTP/1.x, so that a
+/// list's first screen on a new host sends all its requests at once. Redirects (at most `maximumRedirects`) are followed by the transport
 /// itself, each target checked as an item's URL is (`ImageURL`: http or https only, no
 /// credentials, a valid host and port) before it is requested.
 ///
