@@ -39,6 +39,13 @@ package final class Screen {
         /// server (what the client side added: queueing, transfer, delivery; negative when the
         /// load had started before the row's clock).
         var beyondLatency: [Double] = []
+        /// The first screen (the rows on screen when the pass starts, against a transport that has
+        /// no connection yet): each row's time to its first image, in milliseconds.
+        var firstScreen: [Double] = []
+        /// The same rows, for images from the network: time to visible minus the URL's own latency.
+        var firstScreenBeyondLatency: [Double] = []
+        /// First-screen rows that left the screen before their first image.
+        var firstScreenLeftWithoutImage = 0
         var upgradeLatency: [Double] = []
         /// Rows that should have been upgraded and were still on screen at the end without it.
         var notUpgraded = 0
@@ -74,6 +81,8 @@ package final class Screen {
     private var clockStart: [Int: Double?] = [:]
     private var entryTime: [Int: Double] = [:]
     private var expectations: [Int: Double] = [:]
+    /// The rows of the first screen still waiting for their first image (nil before the first scroll).
+    private var firstScreenWaiting: Set<Int>?
     private var stopped = false
     /// The server's latency of a path, in milliseconds.
     private let latency: (String) -> Int
@@ -101,6 +110,7 @@ package final class Screen {
         for row in visible where !rows.contains(row) {
             guard let cell = cellOfRow.removeValue(forKey: row) else { continue }
             if cells[cell].rank < 1 { figures.leftWithoutImage += 1 }
+            if firstScreenWaiting?.remove(row) != nil { figures.firstScreenLeftWithoutImage += 1 }
             if expectations.removeValue(forKey: row) != nil { figures.leftBeforeUpgrade += 1 }
             clockStart[row] = nil
             entryTime[row] = nil
@@ -116,6 +126,7 @@ package final class Screen {
             entryTime[row] = now
         }
         visible = rows
+        if firstScreenWaiting == nil { firstScreenWaiting = Set(rows) }
         figures.rowsShown[network.kind.rawValue, default: []].formUnion(rows)
         return rows
     }
@@ -249,10 +260,16 @@ package final class Screen {
             if let entered = entryTime[row] { figures.timeToVisibleFromEntry.append(max(0, time - entered) * 1000) }
             if case .some(.some(let started)) = clockStart[row] {
                 figures.timeToVisible.append(max(0, time - started) * 1000)
-                if let networkPath { figures.beyondLatency.append((time - started) * 1000 - Double(latency(networkPath))) }
+                let beyond = networkPath.map { (time - started) * 1000 - Double(latency($0)) }
+                if let beyond { figures.beyondLatency.append(beyond) }
+                if firstScreenWaiting?.remove(row) != nil {
+                    figures.firstScreen.append(max(0, time - started) * 1000)
+                    if let beyond { figures.firstScreenBeyondLatency.append(beyond) }
+                }
             } else {
                 // It arrived before the list could have been asked (a cache hit during a fling).
                 figures.timeToVisible.append(0)
+                if firstScreenWaiting?.remove(row) != nil { figures.firstScreen.append(0) }
             }
         } else {
             figures.upgrades += 1

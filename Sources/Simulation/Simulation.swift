@@ -19,9 +19,14 @@ package struct Simulation {
         package var policy: ImagePolicy
         package var settings: [String: SettingValue]
         package var seed: UInt64
+        /// The connections each pass's transport may open to the server (its host): the
+        /// transport's standard 6 unless told; the limit in all is raised to it when it is larger
+        /// than the standard 8.
+        package var connectionsPerHost: Int
 
         package init(items: Int, visible: Int, rowsPerSecond: Double, latency: LatencyRange, originalBytes: Int,
-                     thumbnailBytes: Int, script: NetworkScript, policy: ImagePolicy, settings: [String: SettingValue], seed: UInt64) {
+                     thumbnailBytes: Int, script: NetworkScript, policy: ImagePolicy, settings: [String: SettingValue], seed: UInt64,
+                     connectionsPerHost: Int = TransportConfiguration.standard.maximumConnectionsPerHost) {
             self.items = items
             self.visible = visible
             self.rowsPerSecond = rowsPerSecond
@@ -32,6 +37,15 @@ package struct Simulation {
             self.policy = policy
             self.settings = settings
             self.seed = seed
+            self.connectionsPerHost = connectionsPerHost
+        }
+
+        /// The transport configuration of both passes: the standard one with `connectionsPerHost`.
+        var transport: TransportConfiguration {
+            var configuration = TransportConfiguration.standard
+            configuration.maximumConnectionsPerHost = connectionsPerHost
+            configuration.maximumConnections = max(configuration.maximumConnections, connectionsPerHost)
+            return configuration
         }
     }
 
@@ -54,12 +68,13 @@ package struct Simulation {
         let pass = SimulationPass(plan: plan, script: setup.script, server: server, endTime: endTime)
 
         let sdk = try await runSDK(pass: pass, items: itemList, setup: setup)
-        let baseline = await runBaseline(pass: pass, items: itemList, visible: setup.visible)
+        let baseline = await runBaseline(pass: pass, items: itemList, visible: setup.visible, transport: setup.transport)
         server.stop()
         return SimulationReport(
             setup: .init(items: setup.items, visible: setup.visible, rowsPerSecond: setup.rowsPerSecond, latency: setup.latency,
                          originalBytes: setup.originalBytes, thumbnailBytes: setup.thumbnailBytes, script: setup.script,
-                         policy: setup.policy.name, seed: setup.seed, plan: plan, latencyDigest: server.latencyDigest),
+                         policy: setup.policy.name, seed: setup.seed, plan: plan, latencyDigest: server.latencyDigest,
+                         connectionsPerHost: setup.connectionsPerHost),
             sdk: sdk, baseline: baseline)
     }
 
@@ -84,7 +99,7 @@ package struct Simulation {
         }
         let policy = setup.policy
         let reachability = FixedReachability(pass.script.entries[0].state)
-        let transport = CurlTransport()
+        let transport = CurlTransport(configuration: setup.transport)
         let pipeline = ImagePipeline(downloader: transport, disk: disk, diskWrites: .waitWhenFull)
         let store = InMemorySettingsStore(setup.settings)
         let loader = ImageLoader(policy: policy, reachability: reachability, settings: store, pipeline: pipeline)
@@ -102,8 +117,9 @@ package struct Simulation {
 
     /// The baseline pass: plain downloads with a transport of its own, no cache.
     @MainActor
-    private static func runBaseline(pass: SimulationPass, items: [ImageItem], visible: Int) async -> SimulationPass.Result {
-        let transport = CurlTransport()
+    private static func runBaseline(pass: SimulationPass, items: [ImageItem], visible: Int,
+                                    transport configuration: TransportConfiguration) async -> SimulationPass.Result {
+        let transport = CurlTransport(configuration: configuration)
         let result = await pass.run(items: items, visibleCount: visible, makeList: { NaiveList(transport: transport, screen: $0) },
                                     networkChanged: { _ in }, decidesBetter: { _, _, _ in false })
         await transport.shutdown()

@@ -17,6 +17,8 @@ package struct SimulationReport {
         var plan: ScrollPlan
         /// `SimulationServer.latencyDigest`.
         var latencyDigest: String
+        /// The connections each pass's transport may open to the server.
+        var connectionsPerHost: Int
     }
 
     package struct Goal {
@@ -32,6 +34,7 @@ package struct SimulationReport {
 
     package var timeToVisible: Percentiles { Percentiles(sdk.screen.timeToVisible) }
     package var upgradeLatency: Percentiles { Percentiles(sdk.screen.upgradeLatency) }
+    package var firstScreen: Percentiles { Percentiles(sdk.screen.firstScreen) }
 
     /// Whether the run must exit 1: a wrong-slot or stale delivery or a duplicate transfer.
     package var failed: Bool {
@@ -65,6 +68,19 @@ package struct SimulationReport {
         let ttvBound = Double(setup.latency.maximum + 20)
         goals.append(Goal(name: "time to visible p95 ≤ slowest latency + 20 ms", met: timeToVisible.count > 0 ? timeToVisible.p95 <= ttvBound : nil,
                           detail: "p95 \(Self.ms(timeToVisible.p95)) ms against \(Self.ms(ttvBound)) ms (\(timeToVisible.count) rows)"))
+        // Issue 17: the rows on screen at the start, against a transport with no connection yet,
+        // each wait about one latency (theirs), not one more for a first answer.
+        let firstScreenBound = Double(setup.latency.maximum + 20)
+        let firstScreenRows = firstScreen.count + sdk.screen.firstScreenLeftWithoutImage
+        let firstScreenDetail = "p95 \(Self.ms(firstScreen.p95)) ms against \(Self.ms(firstScreenBound)) ms (\(firstScreen.count) rows, \(setup.connectionsPerHost) connections to the host)"
+        if firstScreenRows == 0 {
+            goals.append(Goal(name: "first screen on a fresh host p95 ≤ 1 latency (the slowest) + 20 ms", met: nil, detail: "no row of the first screen was timed"))
+        } else if setup.connectionsPerHost < firstScreenRows {
+            goals.append(Goal(name: "first screen on a fresh host p95 ≤ 1 latency (the slowest) + 20 ms", met: nil,
+                              detail: firstScreenDetail + ": fewer connections than rows, so some wait for a connection (--connections-per-host \(firstScreenRows) to check this goal)"))
+        } else {
+            goals.append(Goal(name: "first screen on a fresh host p95 ≤ 1 latency (the slowest) + 20 ms", met: firstScreen.p95 <= firstScreenBound, detail: firstScreenDetail))
+        }
         let upgradeBound = Double(setup.latency.maximum + 50)
         let expected = upgradeLatency.count + sdk.screen.notUpgraded
         goals.append(Goal(name: "every visible row upgraded within slowest latency + 50 ms",
@@ -81,7 +97,7 @@ package struct SimulationReport {
         var lines: [String] = []
         let s = setup
         lines.append("imgpolicy simulate: \(s.items) items, \(s.visible) visible, \(Self.ms(s.rowsPerSecond)) rows/s, latency \(s.latency.description), originals \(s.originalBytes) B, thumbnails \(s.thumbnailBytes) B")
-        lines.append("  network \(s.script.description), policy \(s.policy), seed \(s.seed); \(s.plan.gestures) gestures over \(Self.ms(s.plan.duration)) s")
+        lines.append("  network \(s.script.description), policy \(s.policy), seed \(s.seed); \(s.plan.gestures) gestures over \(Self.ms(s.plan.duration)) s; \(s.connectionsPerHost) connections per host")
         for pass in [sdk, baseline] {
             let isSDK = pass.list == sdk.list && pass.durationMs == sdk.durationMs
             let ttv = Percentiles(pass.screen.timeToVisible)
@@ -94,6 +110,8 @@ package struct SimulationReport {
             lines.append("    from the row's appearance (flings included): p50 \(Self.ms(entry.p50)) ms, p95 \(Self.ms(entry.p95)) ms, max \(Self.ms(entry.max)) ms")
             let beyond = Percentiles(pass.screen.beyondLatency)
             lines.append("    beyond the URL's own latency, for \(beyond.count) images from the network: p50 \(Self.ms(beyond.p50)) ms, p95 \(Self.ms(beyond.p95)) ms, max \(Self.ms(beyond.max)) ms")
+            let first = Percentiles(pass.screen.firstScreen), firstBeyond = Percentiles(pass.screen.firstScreenBeyondLatency)
+            lines.append("  first screen (\(first.count) rows on screen at the start, a fresh host, \(s.connectionsPerHost) connections to it): p50 \(Self.ms(first.p50)) ms, p95 \(Self.ms(first.p95)) ms, max \(Self.ms(first.max)) ms; beyond each URL's own latency p50 \(Self.ms(firstBeyond.p50)) ms, p95 \(Self.ms(firstBeyond.p95)) ms")
             if isSDK {
                 for change in pass.screen.changes {
                     lines.append("  at \(Self.ms(change.time)) s the network became \(change.state) while the user was \(change.gesture.rawValue): \(change.expected) rows on screen to upgrade")
@@ -140,6 +158,7 @@ package struct SimulationReport {
             ("timeToVisibleMs", Self.percentilesJSON(ttv)),
             ("timeToVisibleFromEntryMs", Self.percentilesJSON(Percentiles(sdk.screen.timeToVisibleFromEntry))),
             ("timeToVisibleBeyondLatencyMs", Self.percentilesJSON(Percentiles(sdk.screen.beyondLatency))),
+            ("firstScreenMs", Self.firstScreenJSON(sdk.screen)),
             ("networkChanges", .array(sdk.screen.changes.map { change in
                 .object([("atS", .ms(change.time)), ("state", .string(change.state.description)), ("gesture", .string(change.gesture.rawValue)),
                          ("rowsToUpgrade", .int(change.expected))])
@@ -159,6 +178,7 @@ package struct SimulationReport {
             ("timeToVisibleMs", Self.percentilesJSON(naiveTTV)),
             ("timeToVisibleFromEntryMs", Self.percentilesJSON(Percentiles(baseline.screen.timeToVisibleFromEntry))),
             ("timeToVisibleBeyondLatencyMs", Self.percentilesJSON(Percentiles(baseline.screen.beyondLatency))),
+            ("firstScreenMs", Self.firstScreenJSON(baseline.screen)),
             ("wrongSlotDeliveries", .int(baseline.screen.wrongSlotDeliveries)),
             ("duplicateTransfers", .int(baseline.server.duplicateTransfers)),
             ("requests", .int(baseline.server.requests)),
@@ -176,6 +196,7 @@ package struct SimulationReport {
             ("plan", .object([("gestures", .int(s.plan.gestures)), ("durationS", .ms(s.plan.duration)), ("steps", .int(s.plan.steps.count)),
                               ("digest", .string(s.plan.digest))])),
             ("latencyDigest", .string(s.latencyDigest)),
+            ("connectionsPerHost", .int(s.connectionsPerHost)),
         ])))
         members.append(("durationMs", .ms(sdk.durationMs + baseline.durationMs)))
         return JSONValue(.object(members))
@@ -183,6 +204,14 @@ package struct SimulationReport {
 
     private static func percentilesJSON(_ figures: Percentiles) -> JSONValue {
         .object([("p50", .ms(figures.p50)), ("p95", .ms(figures.p95)), ("max", .ms(figures.max)), ("count", .int(figures.count))])
+    }
+
+    /// The first screen's times to visible, and the same beyond each URL's own latency.
+    private static func firstScreenJSON(_ screen: Screen.Figures) -> JSONValue {
+        let first = Percentiles(screen.firstScreen), beyond = Percentiles(screen.firstScreenBeyondLatency)
+        return .object([("p50", .ms(first.p50)), ("p95", .ms(first.p95)), ("max", .ms(first.max)), ("count", .int(first.count)),
+                        ("beyondLatencyP50", .ms(beyond.p50)), ("beyondLatencyP95", .ms(beyond.p95)),
+                        ("leftWithoutImage", .int(screen.firstScreenLeftWithoutImage))])
     }
 
     private static func bytesJSON(_ figures: SimulationServer.Figures) -> JSONValue {

@@ -29,6 +29,9 @@ final class TransferDriver: @unchecked Sendable {
     private let hooks: TransportHooks
     private var active: [UInt: Transfer] = [:]
     private var idleHandles: [UnsafeMutableRawPointer] = []
+    /// The hosts whose requests wait for multiplexing (`CURLOPT_PIPEWAIT`), from the HTTP version
+    /// of their answers.
+    private var multiplexing = MultiplexingHosts()
 
     init(scheduler: TransferScheduler, multi: UnsafeMutableRawPointer, configuration: TransportConfiguration,
          logger: Logger, hooks: TransportHooks) {
@@ -56,7 +59,8 @@ final class TransferDriver: @unchecked Sendable {
             // A slot freed here (a transfer cancelled before it started, or that could not start)
             // is filled on the next turn, without waiting: no enqueue wakes the thread for it.
             var freedAny = false
-            for transfer in scheduler.takeStartable() {
+            let (startable, gatheringFor) = scheduler.takeStartable()
+            for transfer in startable {
                 if transfer.isCancelled {
                     scheduler.release(transfer)
                     conclude(transfer, .cancelled(transfer, stage: "before it started"))
@@ -73,6 +77,7 @@ final class TransferDriver: @unchecked Sendable {
                 var code = CURLE_OK
                 guard let easy = imgp_message_done_handle(message, &code),
                       let transfer = active[key(easy)] else { continue }
+                noteHTTPVersion(of: easy, url: transfer.currentURL)
                 switch completion(of: transfer, easy: easy, code: code) {
                 case .finished(let outcome):
                     hooks.transferCompleted?(transfer.url)
@@ -84,7 +89,8 @@ final class TransferDriver: @unchecked Sendable {
             }
             // A finished transfer freed a connection slot: start the next ones before waiting.
             if finishedAny || freedAny { continue }
-            curl_multi_poll(multi, nil, 0, hooks.pollTimeoutMilliseconds, nil)
+            // While transfers are being gathered, wait no longer than the gathering.
+            curl_multi_poll(multi, nil, 0, min(hooks.pollTimeoutMilliseconds, gatheringFor ?? .max), nil)
         }
     }
 
@@ -160,6 +166,7 @@ final class TransferDriver: @unchecked Sendable {
         transfer.answer = .awaiting
         transfer.contentLengths = []
         _ = imgp_easy_setopt_string(easy, CURLOPT_URL, target.absoluteString)
+        setPipeWait(easy, for: target)
         transfer.errorBuffer[0] = 0
         let added = curl_multi_add_handle(multi, easy)
         guard added == CURLM_OK else {
@@ -168,6 +175,21 @@ final class TransferDriver: @unchecked Sendable {
             return false
         }
         return true
+    }
+
+    /// Whether a request to `url` waits for a connection that may multiplex it: only where that
+    /// can happen (`MultiplexingHosts`: never for `http://`, for `https://` while the host may
+    /// offer HTTP/2).
+    private func setPipeWait(_ easy: UnsafeMutableRawPointer, for url: ImageURL) {
+        let waits = multiplexing.waitsForMultiplexing(Transfer.hostKey(of: url.absoluteString))
+        _ = imgp_easy_setopt_long(easy, CURLOPT_PIPEWAIT, waits ? 1 : 0)
+    }
+
+    /// Notes the HTTP version of the answer `easy` received (to `url`), if one came.
+    private func noteHTTPVersion(of easy: UnsafeMutableRawPointer, url: ImageURL) {
+        var version = 0
+        guard imgp_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version) == CURLE_OK else { return }
+        multiplexing.note(Transfer.hostKey(of: url.absoluteString), curlHTTPVersion: version)
     }
 
     /// `what` failed with the multi handle's `code`, and errno, in words.
@@ -323,8 +345,8 @@ final class TransferDriver: @unchecked Sendable {
         if let authorities = configuration.certificateAuthorities {
             _ = imgp_easy_setopt_string(easy, CURLOPT_CAINFO, authorities)
         }
+        // HTTP/2 is offered over TLS only; `CURLOPT_PIPEWAIT` is set per request (`configure`).
         _ = imgp_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-        _ = imgp_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
         _ = imgp_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent)
         // No check of the cancel flag here: a cancelled transfer is removed by the thread between
         // two turns, and whatever curl completes before that is delivered (see `outcome`).
@@ -392,6 +414,7 @@ final class TransferDriver: @unchecked Sendable {
     /// time (a handle is reused without `curl_easy_reset`).
     private func configure(_ easy: UnsafeMutableRawPointer, for transfer: Transfer) {
         _ = imgp_easy_setopt_string(easy, CURLOPT_URL, transfer.currentURL.absoluteString)
+        setPipeWait(easy, for: transfer.currentURL)
         _ = imgp_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
         // Set by the header callback when a response's framing was in doubt.
         _ = imgp_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, 0)

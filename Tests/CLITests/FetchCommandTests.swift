@@ -105,8 +105,9 @@ struct FetchCommandTests {
     /// for company that never comes; the first to give up (after `patience`, reached only when
     /// the loads are serial) records it and the rest no longer wait.
     ///
-    /// The very first request is answered at once: libcurl (`CURLOPT_PIPEWAIT`) opens no second
-    /// connection to a host until the first one's response shows whether it can multiplex.
+    /// The very first request is answered at once: a habit from before issue 17, when libcurl's
+    /// `CURLOPT_PIPEWAIT` held every other request to a new host until the first answer showed
+    /// whether its connection could multiplex (the transport no longer asks it to over plain HTTP).
     final class Rendezvous: Sendable {
         let parties: Int
         let patience: DispatchTimeInterval = .seconds(20)

@@ -31,7 +31,7 @@ struct SimulateCommandTests {
         let (status, object) = try await runJSON(Self.arguments(script: "cellular@0s,wifi@2s", extra: ["--items", "120"]))
         #expect(status == 0, "\(object["problems"] ?? "")")
         for key in ["wrongSlotDeliveries", "duplicateTransfers", "staleDeliveries", "upgrades", "bytes", "timeToVisibleMs",
-                    "upgradeLatencyMs", "baseline", "goals", "setup"] {
+                    "firstScreenMs", "upgradeLatencyMs", "baseline", "goals", "setup"] {
             #expect(object[key] != nil, "missing \(key)")
         }
         #expect(object["list"] as? String == "ImageList")
@@ -53,7 +53,11 @@ struct SimulateCommandTests {
         #expect(Self.bytes(baseline, "cellular", "original") > Self.bytes(object, "cellular", "thumbnail"))
         #expect(Self.bytes(baseline, "cellular", "thumbnail") == 0)
         let goals = try #require(object["goals"] as? [[String: Any]])
-        #expect(goals.count == 5)
+        #expect(goals.count == 6)
+        // The first screen: 8 rows on screen, 6 connections to the host: the goal does not apply.
+        let firstScreen = try #require(object["firstScreenMs"] as? [String: Any])
+        #expect((firstScreen["count"] as? Int ?? 0) + (firstScreen["leftWithoutImage"] as? Int ?? 0) == 8)
+        #expect(goals.last { ($0["name"] as? String)?.hasPrefix("first screen") == true }?["met"] is NSNull)
         #expect(goals.first?["met"] as? Bool == true)
     }
 
@@ -109,6 +113,7 @@ struct SimulateCommandTests {
         (["--set", "alwaysDownloadOriginalImage=maybe"], "is not a boolean"),
         (["--items", "0"], "--items 0:"),
         (["--original-bytes", "10"], "--original-bytes 10:"),
+        (["--connections-per-host", "0"], "--connections-per-host 0: expected a count from 1 to 64"),
         (["--seed=-1"], "--seed -1:"), (["--seed", "18446744073709551616"], "--seed 18446744073709551616:"),
     ]
 

@@ -140,4 +140,18 @@ struct SimulateParsingTests {
         screen.deliver(Delivery(target: .row(1), item: items[1], content: Self.image(items[1], .thumbnail)))
         #expect(screen.figures.staleDeliveries == 4)
     }
+
+    /// Issue 17: the first screen is the rows on screen at the start, each timed at its first
+    /// image only; a row that leaves first is counted, and rows shown later are not part of it.
+    @MainActor
+    @Test func theFirstScreenIsTheRowsOnScreenAtTheStart() {
+        let (screen, items) = Self.screen()
+        screen.deliver(Delivery(target: .row(0), item: items[0], content: Self.image(items[0], .thumbnail), fromNetwork: true))
+        screen.deliver(Delivery(target: .row(0), item: items[0], content: Self.image(items[0], .original), fromNetwork: true))
+        _ = screen.scroll(toFirst: 2)   // row 1 leaves without an image
+        screen.deliver(Delivery(target: .row(2), item: items[2], content: Self.image(items[2], .thumbnail), fromNetwork: true))
+        #expect(screen.figures.firstScreen.count == 1 && screen.figures.firstScreenBeyondLatency.count == 1)
+        #expect(screen.figures.firstScreenLeftWithoutImage == 1)
+        #expect(screen.figures.timeToVisible.count == 2)
+    }
 }

@@ -27,7 +27,7 @@ struct SimulateCommand: AsyncParsableCommand {
             cache are not used. Exit status: 0; 1 the SDK delivered an image to the wrong cell or a \
             stale event, or transferred a URL twice; 64 usage error (a bad --latency, \
             --network-script, size, count or seed, an unknown policy, --set of a setting the \
-            policy does not declare); 65 a bad policy file; 66 a policy file that cannot be read; \
+            policy does not declare, a bad --connections-per-host); 65 a bad policy file; 66 a policy file that cannot be read; \
             74 the server or the temporary cache could not be set up.
             """
     )
@@ -66,6 +66,10 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("The seed of the scroll gestures and the latencies (0–18446744073709551615).", valueName: "s"))
     var seed = "1"
 
+    @Option(name: .customLong("connections-per-host"), parsing: .unconditional,
+            help: ArgumentHelp("The connections each pass's transport may open to the server (1–64; default 6, the transport's standard).", valueName: "n"))
+    var connectionsPerHost = TransportConfiguration.standard.maximumConnectionsPerHost
+
     @Flag(help: "One JSON object instead of the report.")
     var json = false
 
@@ -100,6 +104,9 @@ struct SimulateCommand: AsyncParsableCommand {
         } catch {
             throw usage("--network-script \(TerminalText.escaped(networkScript)): \(error.description)")
         }
+        guard (1...64).contains(connectionsPerHost) else {
+            throw usage("--connections-per-host \(connectionsPerHost): expected a count from 1 to 64")
+        }
         guard let seed = UInt64(seed) else { throw usage("--seed \(TerminalText.escaped(seed)): expected a whole number from 0 to 18446744073709551615") }
         return Checked(latency: latency, script: script, seed: seed)
     }
@@ -128,7 +135,8 @@ struct SimulateCommand: AsyncParsableCommand {
         do {
             report = try await Simulation.run(.init(items: items, visible: visible, rowsPerSecond: rowsPerSecond, latency: options.latency,
                                                     originalBytes: originalBytes, thumbnailBytes: thumbnailBytes, script: options.script,
-                                                    policy: policy, settings: settings, seed: options.seed))
+                                                    policy: policy, settings: settings, seed: options.seed,
+                                                    connectionsPerHost: connectionsPerHost))
         } catch {
             throw CommandFailure(error.description, status: .ioError)
         }
