@@ -59,8 +59,7 @@ final class TransferDriver: @unchecked Sendable {
             // A slot freed here (a transfer cancelled before it started, or that could not start)
             // is filled on the next turn, without waiting: no enqueue wakes the thread for it.
             var freedAny = false
-            let (startable, gatheringFor) = scheduler.takeStartable()
-            for transfer in startable {
+            for transfer in scheduler.takeStartable() {
                 if transfer.isCancelled {
                     scheduler.release(transfer)
                     conclude(transfer, .cancelled(transfer, stage: "before it started"))
@@ -89,8 +88,7 @@ final class TransferDriver: @unchecked Sendable {
             }
             // A finished transfer freed a connection slot: start the next ones before waiting.
             if finishedAny || freedAny { continue }
-            // While transfers are being gathered, wait no longer than the gathering.
-            curl_multi_poll(multi, nil, 0, min(hooks.pollTimeoutMilliseconds, gatheringFor ?? .max), nil)
+            curl_multi_poll(multi, nil, 0, hooks.pollTimeoutMilliseconds, nil)
         }
     }
 
