@@ -66,7 +66,7 @@ extension DiskCache {
         let validatorBytes = Array(validator.utf8)
         let kept = min(bytes.count, partialLimits.largest, partialLimits.totalBytes)
         // Nothing is created in a folder whose marker could not be written (see `store`).
-        guard !isOnlyRead, bytes.count >= partialLimits.minimumBytes, kept > 0, totalLength > bytes.count,
+        guard !readOnly, bytes.count >= partialLimits.minimumBytes, kept > 0, totalLength > bytes.count,
               !validatorBytes.isEmpty, validatorBytes.count <= DiskCachePartialFile.longestValidator,
               !validatorBytes.contains(where: { $0 < 0x20 || $0 == 0x7F }),
               urlBytes.count <= DiskCacheEntry.largestURL,

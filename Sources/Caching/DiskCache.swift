@@ -134,13 +134,12 @@ public final class DiskCache: CacheInspecting {
     }
 
     let layout: DiskCacheFolder
-    // The folder was empty and the marker could not be written: an empty cache, only read (its
-    // journal is neither created nor rebuilt; stores are tried and fail naming what they could not write).
-    private let readOnly: Bool
-    /// Why the folder is only read: its marker could not be written (nil when it is written).
+    /// Why the folder is only read: it was empty and its marker could not be written (nil when
+    /// it is written). Its journal is neither created nor rebuilt; stores fail naming the marker.
     private let unwritable: DiskCacheError?
-    /// Whether the folder is only read because its marker could not be written.
-    var isOnlyRead: Bool { unwritable != nil }
+    /// Whether the folder is only read because its marker could not be written: nothing is
+    /// created in it (no store, no partial body, no background journal work).
+    var readOnly: Bool { unwritable != nil }
     // Opened to be looked at (`inspecting(folder:capacity:logger:)`): nothing is created, swept,
     // rebuilt or compacted; the journal is read, never written.
     private let inspectOnly: Bool
@@ -224,7 +223,6 @@ public final class DiskCache: CacheInspecting {
                  logger: Logger, inspecting: Bool) throws(DiskCacheError) {
         layout = try DiskCacheFolder(path: folder, fileMode: mode_t(fileMode & 0o7777), creating: !inspecting)
         let unwritable = try layout.claim(writingMarker: !inspecting)
-        readOnly = unwritable != nil
         self.unwritable = unwritable
         inspectOnly = inspecting
         self.folder = layout.path
