@@ -13,6 +13,8 @@ swift build --build-tests --sanitize=thread --scratch-path "$scratch"
 
 rm -rf "$reports" && mkdir -p "$reports"
 # Every process writes its reports to a file of its own there (log_path appends .PID).
+# Processes under TSan run several times slower: tests scale their hang deadlines by this.
+export IMGPOLICY_TEST_SLOWDOWN=3
 export TSAN_OPTIONS="log_path=$reports/report halt_on_error=0 second_deadlock_stack=1 history_size=4"
 echo "[tsan] running the test suite under ThreadSanitizer"
 status=0

@@ -10,7 +10,16 @@ struct CLIRunner {
     let home = TemporaryFolder()
 
     /// How long a run may take before it counts as a hang: far beyond any run of the tests.
-    static let deadline: Double = 30
+    /// `IMGPOLICY_TEST_SLOWDOWN` (set by `scripts/tsan.sh`, whose processes run several times
+    /// slower) multiplies it.
+    static let deadline: Double = 30 * slowdown
+
+    /// How many times slower than a plain build the processes under test run (1 unless told).
+    static let slowdown: Double = {
+        let text = ProcessInfo.processInfo.environment["IMGPOLICY_TEST_SLOWDOWN"] ?? ""
+        guard let factor = Double(text), factor >= 1, factor <= 100 else { return 1 }
+        return factor
+    }()
 
     /// What a finished run printed and how it exited.
     struct Result: Sendable {
@@ -20,6 +29,9 @@ struct CLIRunner {
         var stderr: String
         /// Whether it ended by a signal (a crash, or killed as hung).
         var crashed: Bool
+        /// For a run killed as hung: what the process was doing (its state and each thread's
+        /// kernel wait channel, from `/proc`), or that it had already ended unnoticed.
+        var stateWhenKilled: String?
     }
 
     func run(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil) async throws -> Result {
@@ -33,7 +45,7 @@ struct CLIRunner {
         let (result, hung) = try await offThePool {
             try Self.run(executable, arguments, environment: environment, stdin: input, workingDirectory: PackagePaths.root)
         }
-        #expect(!hung, "imgpolicy \(arguments.joined(separator: " ")) still ran after \(Self.deadline) s and was killed")
+        #expect(!hung, "imgpolicy \(arguments.joined(separator: " ")) still ran after \(Self.deadline) s and was killed; \(result.stateWhenKilled ?? "")")
         #expect(hung || !result.crashed, "imgpolicy crashed: \(result.stderr)")
         #expect(!result.stderr.contains("Fatal error"), "\(result.stderr)")
         return result
@@ -61,10 +73,10 @@ struct CLIRunner {
         let ended = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in ended.signal() }
         try process.run()
-        let killed = LockedList<Bool>()
+        let killed = LockedList<String>()
         Thread.detachNewThread {
             if ended.wait(timeout: .now() + deadline) == .timedOut {
-                killed.append(true)
+                killed.append(describe(process.processIdentifier))
                 kill(process.processIdentifier, SIGKILL)
             }
         }
@@ -81,8 +93,26 @@ struct CLIRunner {
         errorsRead.wait()
         process.waitUntilExit()
         let result = Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                                   stderr: String(decoding: errors.values.first ?? Data(), as: UTF8.self),
-                                   crashed: process.terminationReason == .uncaughtSignal)
+                            stderr: String(decoding: errors.values.first ?? Data(), as: UTF8.self),
+                            crashed: process.terminationReason == .uncaughtSignal,
+                            stateWhenKilled: killed.values.first)
         return (result, !killed.values.isEmpty)
+    }
+
+    /// What process `pid` is doing, read from `/proc` just before it is killed: its state
+    /// (`R` running, `S` sleeping, `D` in I/O, `Z` ended but not yet reaped) and the kernel wait
+    /// channel of each thread, so that a hang in a CI log says where it was.
+    static func describe(_ pid: pid_t) -> String {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else {
+            return "process \(pid) had already ended (its end was not reported in time)"
+        }
+        let state = stat.split(separator: ")").last?.split(separator: " ").first.map(String.init) ?? "?"
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        let channels = tasks.sorted().prefix(32).map { task -> String in
+            let wchan = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/wchan", encoding: .utf8)) ?? "?"
+            let comm = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? "?"
+            return "\(comm.trimmingCharacters(in: .whitespacesAndNewlines)):\(wchan.isEmpty ? "-" : wchan)"
+        }
+        return "process \(pid) state \(state), threads \(channels.joined(separator: " "))"
     }
 }
