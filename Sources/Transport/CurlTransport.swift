@@ -19,7 +19,9 @@ import HTTPSemantics
 /// `maximumConnectionsPerHost` per scheme, host and port), so that a transfer's timeouts only start
 /// when it really starts. They start most urgent first over all hosts (`download(_:priority:)`;
 /// first in, first out among equals), and a host at its limit never holds back another host's
-/// transfer. A cancellation wakes the thread, which frees the slot and starts the next waiting
+/// transfer. Requests queued in a burst start in priority order whatever order their tasks
+/// reached the transport in: a request queued with a slot free waits until the burst has been
+/// quiet for `gatheringWindow` (2 ms; at most four windows), unless it is at the top priority. A cancellation wakes the thread, which frees the slot and starts the next waiting
 /// transfer at once. Easy handles are reused (connections, DNS and TLS sessions with them);
 /// HTTP/2 is used over TLS. A request waits for a connection that may multiplex it (libcurl's
 /// `CURLOPT_PIPEWAIT`) only where multiplexing can happen: over HTTPS while the host may offer

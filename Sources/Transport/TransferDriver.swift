@@ -59,7 +59,8 @@ final class TransferDriver: @unchecked Sendable {
             // A slot freed here (a transfer cancelled before it started, or that could not start)
             // is filled on the next turn, without waiting: no enqueue wakes the thread for it.
             var freedAny = false
-            for transfer in scheduler.takeStartable() {
+            let (startable, gatheringFor) = scheduler.takeStartable()
+            for transfer in startable {
                 if transfer.isCancelled {
                     scheduler.release(transfer)
                     conclude(transfer, .cancelled(transfer, stage: "before it started"))
@@ -88,7 +89,8 @@ final class TransferDriver: @unchecked Sendable {
             }
             // A finished transfer freed a connection slot: start the next ones before waiting.
             if finishedAny || freedAny { continue }
-            curl_multi_poll(multi, nil, 0, hooks.pollTimeoutMilliseconds, nil)
+            // While transfers are being gathered, wait no longer than the gathering.
+            curl_multi_poll(multi, nil, 0, min(hooks.pollTimeoutMilliseconds, gatheringFor ?? .max), nil)
         }
     }
 

@@ -9,6 +9,16 @@ import HTTPSemantics
 /// `maximumConnections` in all and `maximumConnectionsPerHost` per host. A host at its limit is
 /// skipped: it never holds back a less urgent transfer to another host.
 ///
+/// Bursts (`TransportConfiguration.gatheringWindow`): the loads of a list's rows are queued by
+/// tasks of their own, which reach the queue in whatever order the scheduler runs them, a
+/// prefetch before a visible row as often as not. A transfer queued while a slot is free therefore
+/// does not start at once: it opens a *gathering*, which lasts until no transfer has been queued
+/// for one window (each one queued meanwhile joins it and extends it), and at most four windows
+/// from its start; only then does the choice run, over everything queued by then, most urgent
+/// first. Nothing can overtake a transfer at the top priority (`LoadPriority.visible`, order 0:
+/// what `download(_:)` and the command use), so such a transfer starts at once, gathering or not.
+/// A slot freed while nothing gathers is filled at once, from the line as it is.
+///
 /// Cost: the line is kept sorted by the priorities as last read. Each priority is read when its
 /// transfer is queued (an append, or an insertion when it is more urgent than the last one), and
 /// every waiting transfer's priority is read again, and the line sorted again, only at the first
@@ -56,6 +66,12 @@ struct TransferQueue {
     private var hostNumbers: [String: Int] = [:]
     private var freeHostNumbers: [Int] = []
     private var nextSequence: UInt64 = 0
+    // The gathering window and the gathering in progress (when its first and its latest transfer
+    // were queued), in nanoseconds of the caller's monotonic clock.
+    private let gatheringWindow: UInt64
+    private var gathering: (first: UInt64, latest: UInt64)?
+    /// The urgency of `LoadPriority.visible` (order 0): nothing can overtake it.
+    private static let topUrgency = RequestPriority.urgency(of: .visible)
     private var cancellations: [Transfer] = []
     /// Transfers counted as running (taken by `takeStartable` and not yet released).
     private(set) var running = 0
@@ -65,20 +81,29 @@ struct TransferQueue {
     /// change): what the line costs, for tests.
     private(set) var prioritiesRead = 0
 
-    init(maximumConnections: Int, maximumConnectionsPerHost: Int) {
+    /// `gatheringWindow`: in nanoseconds (0: every transfer may start as soon as it is queued).
+    init(maximumConnections: Int, maximumConnectionsPerHost: Int, gatheringWindow: UInt64 = 0) {
         self.maximumConnections = maximumConnections
         self.maximumConnectionsPerHost = maximumConnectionsPerHost
+        self.gatheringWindow = gatheringWindow
+    }
+
+    /// When the gathering in progress ends (on the clock of the `now` arguments), if one is.
+    var gatheringEnds: UInt64? {
+        gathering.map { min($0.latest &+ gatheringWindow, $0.first &+ 4 &* gatheringWindow) }
     }
 
     /// Transfers waiting for a slot.
     var waiting: Int { line.count - head }
 
-    /// Puts `transfer` in the line, behind every transfer of the same priority. Returns whether a
-    /// slot is free for it now (nothing suspended, a slot free in all and for its host): only then
-    /// must the transport thread be woken, since a slot is freed only by the thread itself, which
-    /// chooses again before it waits.
+    /// Puts `transfer` in the line, behind every transfer of the same priority, at `now`
+    /// (nanoseconds of a monotonic clock). Returns whether the transport thread must be woken: when
+    /// a slot is free for it now (nothing suspended, a slot free in all and for its host) and it may
+    /// start at once (the top priority, or no gathering window), or it opens a gathering (the thread
+    /// must then wait for its end, not longer). A slot is freed only by the thread itself, which
+    /// chooses again before it waits; a transfer joining a gathering is chosen at its end.
     @discardableResult
-    mutating func enqueue(_ transfer: Transfer) -> Bool {
+    mutating func enqueue(_ transfer: Transfer, now: UInt64 = 0) -> Bool {
         let host = number(of: transfer.hostKey)
         hosts[host].waiting += 1
         // Watched before it is read: a change after the read is counted.
@@ -98,7 +123,15 @@ struct TransferQueue {
             }
             line.insert(entry, at: low)
         }
-        return !suspended && running < maximumConnections && hasFreeSlot(host)
+        if var burst = gathering {
+            burst.latest = max(burst.latest, now)
+            gathering = burst
+        }
+        guard !suspended, running < maximumConnections, hasFreeSlot(host) else { return false }
+        if gatheringWindow == 0 || entry.urgency >= Self.topUrgency { return true }
+        guard gathering == nil else { return false }
+        gathering = (now, now)
+        return true
     }
 
     /// Notes that `transfer` (already marked cancelled) must stop.
@@ -115,6 +148,7 @@ struct TransferQueue {
         guard everything || !taken.isEmpty else { return taken }
         if everything {
             taken += line[head...].sorted { $0.sequence < $1.sequence }.map(\.transfer)
+            gathering = nil
         }
         var kept: [Waiting] = []
         for entry in line[head...] {
@@ -131,9 +165,13 @@ struct TransferQueue {
         return taken
     }
 
-    /// The transfers that may start now, most urgent first, within the connection limits,
-    /// counted as running.
-    mutating func takeStartable() -> [Transfer] {
+    /// The transfers that may start at `now`, most urgent first, within the connection limits,
+    /// counted as running. While a gathering lasts, only transfers at the top priority.
+    mutating func takeStartable(now: UInt64 = 0) -> [Transfer] {
+        // An ended gathering is closed first, whatever happens next (the thread waits for
+        // `gatheringEnds` while it is set).
+        if let ends = gatheringEnds, now >= ends { gathering = nil }
+        let gathers = gathering != nil
         guard !suspended, running < maximumConnections, head < line.count,
               hosts.contains(where: { $0.waiting > 0 && $0.running < maximumConnectionsPerHost }) else { return [] }
         let changed = changes.count
@@ -147,6 +185,8 @@ struct TransferQueue {
         var start: [Transfer] = []
         var index = head
         while running < maximumConnections, index < line.count {
+            // The line is sorted: once below the top priority, nothing more may start yet.
+            if gathers && line[index].urgency < Self.topUrgency { break }
             let host = line[index].host
             guard hasFreeSlot(host) else {
                 index += 1

@@ -3,6 +3,14 @@ import Support
 import Synchronization
 import HTTPSemantics
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// What callers and the transport thread share: the line of transfers, the lifecycle, and the
 /// means to wake the thread. Callers enqueue and cancel; the thread takes work.
 ///
@@ -30,8 +38,11 @@ final class TransferScheduler: @unchecked Sendable {
     /// `multi` is owned by the thread, which frees it after `threadStopped()`; nil for a transport
     /// that could not start (then `stoppedWithoutThread()` follows at once).
     init(configuration: TransportConfiguration, multi: UnsafeMutableRawPointer?) {
+        // At most 10 s (a longer window is a mistake, not a wish); none when zero or negative.
+        let window = min(10, max(0, configuration.gatheringWindow / .seconds(1)))
         state = Locked(State(queue: TransferQueue(maximumConnections: configuration.maximumConnections,
-                                                  maximumConnectionsPerHost: configuration.maximumConnectionsPerHost)))
+                                                  maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
+                                                  gatheringWindow: UInt64(window * 1e9))))
         self.multi = multi
     }
 
@@ -43,7 +54,8 @@ final class TransferScheduler: @unchecked Sendable {
             guard state.lifecycle.isRunning else { return false }
             // Every slot taken: the thread chooses again when it frees one, no wake-up needed
             // (5,000 requests made at once would otherwise wake it 5,000 times).
-            if state.queue.enqueue(transfer) { wake(ifAlive: state.lifecycle) }
+            // Also when it opens a gathering: the thread must then wait for its end, not longer.
+            if state.queue.enqueue(transfer, now: Self.now()) { wake(ifAlive: state.lifecycle) }
             return true
         }
     }
@@ -100,9 +112,23 @@ final class TransferScheduler: @unchecked Sendable {
         }
     }
 
-    /// The transfers that may start now, counted as running.
-    func takeStartable() -> [Transfer] {
-        state.withLock { $0.queue.takeStartable() }
+    /// The transfers that may start now, counted as running, and, while transfers are being
+    /// gathered (`TransferQueue`), how long the thread may wait before it chooses again, in
+    /// milliseconds (at least 1).
+    func takeStartable() -> (start: [Transfer], gatheringFor: Int32?) {
+        let now = Self.now()
+        return state.withLock { state in
+            let start = state.queue.takeStartable(now: now)
+            let left = state.queue.gatheringEnds.map { $0 > now ? $0 - now : 0 }
+            return (start, left.map { Int32(clamping: max(1, ($0 + 999_999) / 1_000_000)) })
+        }
+    }
+
+    /// Nanoseconds of the monotonic clock: what the gathering of transfers is timed on.
+    static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 
     /// Frees the connection slot of a transfer taken by `takeStartable`.

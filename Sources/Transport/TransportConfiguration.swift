@@ -26,6 +26,15 @@ public struct TransportConfiguration: Sendable, Hashable {
     public var certificateAuthorities: String?
     /// The `User-Agent` header.
     public var userAgent: String = "imgpolicy/0.1 (libcurl)"
+    /// How long the transport gathers a burst of requests before it starts them, so that they
+    /// start in priority order even when their tasks reach it out of order (a list's rows are
+    /// loaded by tasks of their own, and a prefetch may be queued before a visible row). A request
+    /// queued while a connection slot is free opens a gathering, which ends when no request has
+    /// been queued for this long, and at the latest four times this long after it opened; then
+    /// the most urgent requests start. A request at the top priority (`LoadPriority.visible`, order
+    /// 0: what `CurlTransport.download(_:)` uses) starts at once, since nothing can overtake it.
+    /// Zero starts every request as soon as it is queued. At most 10 s. Default 2 ms.
+    public var gatheringWindow: Duration = .milliseconds(2)
     /// When a failed download is tried again. Default `.standard`: transient failures only, 3
     /// attempts in all, backoff from 0.5 s up to 30 s with full jitter, `Retry-After` up to 60 s.
     public var retry: RetryPolicy = .standard
@@ -34,7 +43,7 @@ public struct TransportConfiguration: Sendable, Hashable {
     public init() {}
 
     /// The defaults: 8 connections (6 per host), 5 redirects, 10 s connect, 60 s total, 32 MiB,
-    /// 3 attempts for transient failures.
+    /// 3 attempts for transient failures, bursts gathered for 2 ms.
     public static let standard = TransportConfiguration()
 
     /// For metered links: fewer parallel transfers, 8 MiB maximum body.

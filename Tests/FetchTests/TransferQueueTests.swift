@@ -221,4 +221,76 @@ struct TransferQueueTests {
             print("choice among 1,000 waiting (8 slots): \(choosing / rounds); turn with every host at its limit: \(blocked / rounds)")
         }
     }
+
+    // MARK: - Gathering a burst (issue 17)
+
+    static let millisecond: UInt64 = 1_000_000
+
+    /// Tasks of a list's rows reach the queue in any order: with one slot free, what a burst
+    /// queued least urgent first starts with is its most urgent transfer, chosen when the burst
+    /// has been quiet for a window, not the first to arrive.
+    @Test func aBurstQueuedOutOfOrderStartsInPriorityOrder() {
+        let ms = Self.millisecond
+        var queue = TransferQueue(maximumConnections: 1, maximumConnectionsPerHost: 1, gatheringWindow: 2 * ms)
+        let prefetch = Self.transfer("a1", Self.prefetch0), near = Self.transfer("a2", Self.near0), visible = Self.transfer("a3", Self.visible2)
+        // The first opens a gathering (the thread is woken to time it), the others join it.
+        let opensAGathering = queue.enqueue(prefetch, now: 0)
+        #expect(opensAGathering)
+        #expect(queue.takeStartable(now: 0).isEmpty)
+        let nearWakes = queue.enqueue(near, now: ms / 2)
+        #expect(!nearWakes)
+        let visibleWakes = queue.enqueue(visible, now: ms)
+        #expect(!visibleWakes)
+        #expect(queue.gatheringEnds == 3 * ms)
+        #expect(queue.takeStartable(now: 3 * ms - 1).isEmpty)
+        #expect(queue.takeStartable(now: 3 * ms).map(Self.name) == ["a3"])
+        #expect(queue.gatheringEnds == nil)
+        // The rest start as slots free, most urgent first, with no gathering: they were queued.
+        queue.release(visible)
+        #expect(queue.takeStartable(now: 3 * ms).map(Self.name) == ["a2"])
+        queue.release(near)
+        #expect(queue.takeStartable(now: 3 * ms).map(Self.name) == ["a1"])
+    }
+
+    /// Nothing can overtake the top priority (`download(_:)`'s, the command's): it starts at
+    /// once, alone or while a gathering lasts, and the thread is woken for it.
+    @Test func theTopPriorityStartsAtOnceEvenWhileABurstGathers() {
+        let ms = Self.millisecond
+        var queue = TransferQueue(maximumConnections: 2, maximumConnectionsPerHost: 2, gatheringWindow: 2 * ms)
+        let alone = Self.transfer("a0", Self.visible0)
+        let aloneWakes = queue.enqueue(alone, now: 0)
+        #expect(aloneWakes)
+        #expect(queue.gatheringEnds == nil)
+        #expect(queue.takeStartable(now: 0).map(Self.name) == ["a0"])
+        queue.release(alone)
+        let nearOpens = queue.enqueue(Self.transfer("a1", Self.near0), now: ms)
+        #expect(nearOpens)
+        let topWakes = queue.enqueue(Self.transfer("a2", Self.visible0), now: ms + 1)
+        #expect(topWakes)
+        #expect(queue.takeStartable(now: ms + 2).map(Self.name) == ["a2"])
+        #expect(queue.gatheringEnds == 3 * ms + 1)
+        #expect(queue.takeStartable(now: 3 * ms + 1).map(Self.name) == ["a1"])
+    }
+
+    /// A burst that never falls quiet is gathered for four windows at most; a transfer queued
+    /// with no slot free opens no gathering (it waits for a slot anyway).
+    @Test func aGatheringLastsFourWindowsAtMostAndNeedsAFreeSlot() {
+        let ms = Self.millisecond
+        var queue = TransferQueue(maximumConnections: 8, maximumConnectionsPerHost: 6, gatheringWindow: 2 * ms)
+        for step in 0..<20 { queue.enqueue(Self.transfer("a\(step)", Self.prefetch0), now: UInt64(step) * ms) }
+        #expect(queue.gatheringEnds == 8 * ms)
+        #expect(queue.takeStartable(now: 8 * ms).count == 6)
+        let wakesWithNoSlot = queue.enqueue(Self.transfer("a99", Self.near0), now: 9 * ms)
+        #expect(!wakesWithNoSlot)
+        #expect(queue.gatheringEnds == nil)
+    }
+
+    /// A shutdown ends a gathering with everything else.
+    @Test func aShutdownEndsAGathering() {
+        var queue = TransferQueue(maximumConnections: 1, maximumConnectionsPerHost: 1, gatheringWindow: 2 * Self.millisecond)
+        queue.enqueue(Self.transfer("a1", Self.near0), now: 0)
+        #expect(queue.gatheringEnds != nil)
+        #expect(queue.takeCancellations(everything: true).map(Self.name) == ["a1"])
+        #expect(queue.gatheringEnds == nil)
+    }
 }
