@@ -103,7 +103,7 @@ public final class CurlTransport: ImageDownloading {
         if multi == nil {
             failure = "cannot start the transport: " + (errno == EMFILE || errno == ENFILE ? "too many open files" : "curl_multi_init failed")
         }
-        scheduler = TransferScheduler(configuration: configuration, multi: multi)
+        scheduler = TransferScheduler(configuration: configuration, multi: multi, clock: hooks.gatheringClock)
         if let multi {
             // Connections kept for reuse; the Swift queue does the limiting.
             _ = imgp_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 64)

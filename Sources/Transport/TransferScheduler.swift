@@ -30,14 +30,19 @@ final class TransferScheduler: @unchecked Sendable {
     // Immutable; `curl_multi_wakeup` may be called from any thread while the handle lives. Nil
     // when the transport could not start (no multi handle, no thread).
     private let multi: UnsafeMutableRawPointer?
+    // What bursts are gathered on (`TransportHooks.gatheringClock`), in nanoseconds.
+    private let clock: @Sendable () -> UInt64
 
     /// curl handles alive (the multi handle and every easy handle), counted by the thread: after a
     /// shutdown, 0. For tests.
     let openHandles = Atomic<Int>(1)
 
     /// `multi` is owned by the thread, which frees it after `threadStopped()`; nil for a transport
-    /// that could not start (then `stoppedWithoutThread()` follows at once).
-    init(configuration: TransportConfiguration, multi: UnsafeMutableRawPointer?) {
+    /// that could not start (then `stoppedWithoutThread()` follows at once). `clock`: monotonic
+    /// nanoseconds, what bursts are gathered on.
+    init(configuration: TransportConfiguration, multi: UnsafeMutableRawPointer?,
+         clock: @escaping @Sendable () -> UInt64 = TransferScheduler.monotonicNanoseconds) {
+        self.clock = clock
         // At most 10 s (a longer window is a mistake, not a wish); none when zero or negative.
         let window = min(10, max(0, configuration.gatheringWindow / .seconds(1)))
         state = Locked(State(queue: TransferQueue(maximumConnections: configuration.maximumConnections,
@@ -55,7 +60,7 @@ final class TransferScheduler: @unchecked Sendable {
             // Every slot taken: the thread chooses again when it frees one, no wake-up needed
             // (5,000 requests made at once would otherwise wake it 5,000 times).
             // Also when it opens a gathering: the thread must then wait for its end, not longer.
-            if state.queue.enqueue(transfer, now: Self.now()) { wake(ifAlive: state.lifecycle) }
+            if state.queue.enqueue(transfer, now: clock()) { wake(ifAlive: state.lifecycle) }
             return true
         }
     }
@@ -116,7 +121,7 @@ final class TransferScheduler: @unchecked Sendable {
     /// gathered (`TransferQueue`), how long the thread may wait before it chooses again, in
     /// milliseconds (at least 1).
     func takeStartable() -> (start: [Transfer], gatheringFor: Int32?) {
-        let now = Self.now()
+        let now = clock()
         return state.withLock { state in
             let start = state.queue.takeStartable(now: now)
             let left = state.queue.gatheringEnds.map { $0 > now ? $0 - now : 0 }
@@ -125,7 +130,7 @@ final class TransferScheduler: @unchecked Sendable {
     }
 
     /// Nanoseconds of the monotonic clock: what the gathering of transfers is timed on.
-    static func now() -> UInt64 {
+    @Sendable static func monotonicNanoseconds() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)

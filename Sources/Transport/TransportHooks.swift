@@ -26,6 +26,10 @@ struct TransportHooks: Sendable {
     var startThread: @Sendable (@escaping @Sendable () -> Void) throws(OwnedThread.StartFailure) -> Void = { body throws(OwnedThread.StartFailure) in
         try OwnedThread.detached(body)
     }
+    /// The monotonic clock bursts of transfers are gathered on, in nanoseconds: a test stops it
+    /// to hold a gathering open for as long as it takes to queue its transfers (a starved machine
+    /// may take longer than any window), then moves it past the window.
+    var gatheringClock: @Sendable () -> UInt64 = TransferScheduler.monotonicNanoseconds
     /// 64 random bits for the backoff's jitter: a seeded generator in tests.
     var random: @Sendable () -> UInt64 = { UInt64.random(in: .min ... .max) }
 }
