@@ -34,7 +34,7 @@ extension ImagePipeline {
         } catch {
             var error = error
             if error.code == .offline, decision.network.kind != .offline {
-                error = FetchError(url: url, code: .localIO(Self.cachedCopyLost))
+                error = FetchError(url: url, code: .localIO(message: Self.cachedCopyLost))
             }
             var fallback: FetchedImage?
             if error.code != .cancelled, variant == .original, let thumbnail = item.thumbnail {

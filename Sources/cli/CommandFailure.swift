@@ -39,7 +39,7 @@ struct CommandFailure: Error {
         switch error.code {
         case .notFound, .unreadable: status = .noInput
         case .malformed, .invalid, .wrongType: status = .dataError
-        case .writeFailed: status = .ioError
+        default: status = .ioError   // .writeFailed, and any code added later: the file's I/O
         }
         self.init(error.description, status: status)
     }

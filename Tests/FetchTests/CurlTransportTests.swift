@@ -82,7 +82,8 @@ struct CurlTransportTests {
 
     @Test func aConnectionResetIsAnError() async {
         server.route("/reset", .reset)
-        guard case .transport(let code, let message)? = await failure("/reset") else {
+        let failed = await failure("/reset")
+        guard let code = failed?.curlCode, let message = failed?.detail else {
             Issue.record("expected a transport error")
             return
         }
@@ -107,7 +108,7 @@ struct CurlTransportTests {
         server.route("/loop", .redirect("/loop"))
         #expect(await failure("/loop") == .redirectRefused("more than 5 redirects"))
         server.route("/to-file", .redirect("file:///etc/passwd"))
-        guard case .redirectRefused? = await failure("/to-file") else {
+        guard await failure("/to-file")?.kind == .redirectRefused else {
             Issue.record("a redirect to file:// must be refused")
             return
         }
@@ -115,7 +116,7 @@ struct CurlTransportTests {
 
     @Test func aSlowDripIsAbortedByTheLowSpeedLimit() async {
         server.route("/drip", .drip(TestImages.png(size: 4000), chunk: 10, interval: 0.2))
-        guard case .transport(let code, _)? = await failure("/drip") else {
+        guard let code = await failure("/drip")?.curlCode else {
             Issue.record("expected the low-speed abort")
             return
         }
@@ -131,7 +132,7 @@ struct CurlTransportTests {
                 _ = try await impatient.download(url("/first-byte"))
                 Issue.record("a response slower than the total timeout was accepted")
             } catch let error as FetchError {
-                guard case .transport(28, _) = error.code else { Issue.record("\(error)"); return }
+                guard error.code.curlCode == 28 else { Issue.record("\(error)"); return }
             }
         }
         // The same slow first byte within the default timeout is fine.
@@ -158,7 +159,7 @@ struct CurlTransportTests {
             result = .failure(error)
         }
         await transport.shutdown()
-        guard case .failure(let error) = result, case .transport(28, _) = error.code else {
+        guard case .failure(let error) = result, error.code.curlCode == 28 else {
             Issue.record("expected curl's timeout (28), got \(result)")
             return
         }
@@ -308,7 +309,7 @@ struct CurlTransportTests {
             _ = try await Self.transport.download(ImageURL(address)!)
             Issue.record("downloaded from a closed port")
         } catch {
-            guard case .transport(7, _) = error.code else { Issue.record("\(error)"); return }
+            guard error.code.curlCode == 7 else { Issue.record("\(error)"); return }
             #expect(error.description.hasPrefix(address + ": "))
         }
     }

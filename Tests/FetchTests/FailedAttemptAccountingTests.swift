@@ -98,7 +98,7 @@ struct FailedAttemptAccountingTests {
                 Issue.record("the stalled download did not fail")
                 return
             }
-            guard case .transport(28, _) = error.code else {
+            guard error.code.curlCode == 28 else {
                 Issue.record("\(error)")
                 return
             }

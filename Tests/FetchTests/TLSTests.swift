@@ -21,7 +21,7 @@ struct TLSTests {
                 _ = try await transport.download(ImageURL(server.url("/tls.png"))!)
                 Issue.record("a certificate from an unknown CA was accepted")
             } catch let error as FetchError {
-                guard case .transport(let code, let message) = error.code else { Issue.record("\(error)"); return }
+                guard let code = error.code.curlCode, let message = error.code.detail else { Issue.record("\(error)"); return }
                 #expect(code == 60, "\(message)")  // CURLE_PEER_FAILED_VERIFICATION
                 #expect(message.lowercased().contains("certificate"))
             }

@@ -27,6 +27,26 @@ struct TransportErrorMessageTests {
         server = try TestHTTPServer()
     }
 
+    /// One error shape (issue 17): a code is a struct over a private code; its kind compares
+    /// without what it concerns, and what it concerns is read from properties; a local failure
+    /// names its file and the system's error.
+    @Test func aCodeSaysItsKindAndWhatItConcerns() {
+        let url = ImageURL("http://127.0.0.1/a.png")!
+        let status = FetchError.Code.httpStatus(503)
+        #expect(status.kind == .httpStatus && status.httpStatus == 503 && status.curlCode == nil)
+        #expect(status != .httpStatus(404) && status == .httpStatus(503))
+        let curl = FetchError.Code.transport(curlCode: 7, message: "connection refused")
+        #expect(curl.kind == .transport && curl.curlCode == 7 && curl.detail == "connection refused")
+        let cut = FetchError.Code.truncated(expected: 5000, received: 1000)
+        #expect(cut.expectedLength == 5000 && cut.receivedLength == 1000 && cut.kind == .truncated)
+        let local = FetchError(url: url, code: .localIO(path: "/cache/ab/cd", errno: ENOSPC, message: "cannot write the entry"))
+        #expect(local.code.path == "/cache/ab/cd" && local.code.systemErrno == ENOSPC && local.code.kind == .localIO)
+        #expect(local.description == "http://127.0.0.1/a.png: /cache/ab/cd: cannot write the entry (no space left on device)")
+        #expect(!local.isRemote && FetchError(url: url, code: status).isRemote)
+        #expect(FetchError(url: url, code: .alreadyShutdown).code != .cancelled)
+        #expect("\(status)" == "httpStatus(503)" && "\(FetchError.Code.cancelled)" == "cancelled")
+    }
+
     func failure(_ path: String) async -> FetchError? {
         do {
             _ = try await Self.transport.download(ImageURL(server.url(path))!)

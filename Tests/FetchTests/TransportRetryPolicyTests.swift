@@ -22,7 +22,7 @@ struct TransportRetryPolicyTests {
         (.truncated(expected: 10, received: 5), true),
         (.notAnImage(contentType: "text/html", start: "<html>"), false), (.emptyBody, false),
         (.tooLarge(limit: 10), false), (.redirectRefused("file://"), false), (.cancelled, false),
-        (.offline, false), (.localIO("disk"), false),
+        (.offline, false), (.localIO(path: "/cache/x", errno: 28, message: "disk"), false),
     ])
     func transientFailuresOnly(_ code: FetchError.Code, retried: Bool) {
         var random = SeededGenerator(seed: 1)

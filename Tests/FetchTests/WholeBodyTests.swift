@@ -99,7 +99,7 @@ struct WholeBodyTests {
     @Test func aBodyEndingWhenTheConnectionClosesHalfwayIsNotAnImage() async throws {
         server.route("/close", .untilClose(Array(Self.imageA.prefix(300_000))))
         let error = await #expect(throws: FetchError.self) { try await pipeline.image(for: url("/close")) }
-        guard case .incompleteImage? = error?.code else { Issue.record("\(String(describing: error))"); return }
+        guard error?.code.kind == .incompleteImage else { Issue.record("\(String(describing: error))"); return }
         await pipeline.flush()
         #expect(disk.image(for: url("/close")) == nil && pipeline.memory.image(for: url("/close")) == nil)
     }
@@ -108,7 +108,7 @@ struct WholeBodyTests {
         let head = "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 300000\r\nConnection: close\r\n\r\n"
         server.route("/short", .raw(Array(head.utf8) + Self.imageA))
         let error = await #expect(throws: FetchError.self) { try await pipeline.image(for: url("/short")) }
-        guard case .incompleteImage? = error?.code else { Issue.record("\(String(describing: error))"); return }
+        guard error?.code.kind == .incompleteImage else { Issue.record("\(String(describing: error))"); return }
         await pipeline.flush()
         #expect(disk.image(for: url("/short")) == nil)
     }
@@ -120,7 +120,7 @@ struct WholeBodyTests {
         let head = "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 300000\r\n\r\n"
         server.route("/short", .rawKeepingConnection(Array(head.utf8) + Self.imageA))
         let error = await #expect(throws: FetchError.self) { try await pipeline.image(for: url("/short")) }
-        guard case .incompleteImage? = error?.code else { Issue.record("\(String(describing: error))"); return }
+        guard error?.code.kind == .incompleteImage else { Issue.record("\(String(describing: error))"); return }
         #expect(error?.attempts == 3 && server.hits("/short") == 3 && server.connections == 3)
         let small = TestImages.png(size: 4714, seed: 5)
         server.route("/next", .ok(small))
@@ -133,7 +133,7 @@ struct WholeBodyTests {
         let head = "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 4714\r\nContent-Length: 10\r\n\r\n"
         server.route("/two", .raw(Array(head.utf8) + small))
         let error = await #expect(throws: FetchError.self) { try await pipeline.image(for: url("/two")) }
-        guard case .invalidResponse(let detail)? = error?.code else { Issue.record("\(String(describing: error))"); return }
+        guard error?.code.kind == .invalidResponse, let detail = error?.code.detail else { Issue.record("\(String(describing: error))"); return }
         #expect(detail.contains("4714") && detail.contains("10"))
         await pipeline.flush()
         #expect(disk.image(for: url("/two")) == nil)
@@ -215,7 +215,7 @@ struct WholeBodyTests {
         server.route("/target", .ok(Self.imageA))
         server.route("/creds", .redirect("http://user:secretpw@127.0.0.1:\(server.port)/target"))
         let error = await #expect(throws: FetchError.self) { try await pipeline.image(for: url("/creds")) }
-        guard case .redirectRefused(let message)? = error?.code else { Issue.record("\(String(describing: error))"); return }
+        guard error?.code.kind == .redirectRefused, let message = error?.code.detail else { Issue.record("\(String(describing: error))"); return }
         #expect(message.contains("credentials") && !"\(error!)".contains("secretpw"))
         #expect(server.hits("/target") == 0)
     }
@@ -224,7 +224,7 @@ struct WholeBodyTests {
     func aRedirectToAURLThatIsNotAllowedIsRefused(_ target: String) async throws {
         server.route("/bad", .headers(302, ["Location: \(target)"]))
         let error = await #expect(throws: FetchError.self) { try await transport.download(url("/bad")) }
-        guard case .redirectRefused? = error?.code else { Issue.record("\(target): \(String(describing: error))"); return }
+        guard error?.code.kind == .redirectRefused else { Issue.record("\(target): \(String(describing: error))"); return }
     }
 
     @Test func relativeRedirectsAreFollowedAndLoopsEnd() async throws {
@@ -233,7 +233,7 @@ struct WholeBodyTests {
         #expect(try await transport.download(url("/rel")) == Self.imageA)
         server.route("/loop", .headers(302, ["Location: /loop"]))
         let error = await #expect(throws: FetchError.self) { try await transport.download(url("/loop")) }
-        guard case .redirectRefused(let message)? = error?.code else { Issue.record("\(String(describing: error))"); return }
+        guard error?.code.kind == .redirectRefused, let message = error?.code.detail else { Issue.record("\(String(describing: error))"); return }
         #expect(message.contains("redirects") && server.hits("/loop") == transport.configuration.maximumRedirects + 1)
     }
 }
@@ -246,7 +246,7 @@ struct TransportStartFailureTests {
     @Test func noMultiHandleIsAnErrorNotATrap() async throws {
         let transport = CurlTransport(configuration: .standard, logger: .disabled, hooks: TransportHooks(makeMultiHandle: { nil }))
         let error = await #expect(throws: FetchError.self) { try await transport.download(Self.url) }
-        guard case .outOfResources(let message)? = error?.code else { Issue.record("\(String(describing: error))"); return }
+        guard error?.code.kind == .outOfResources, let message = error?.code.detail else { Issue.record("\(String(describing: error))"); return }
         #expect(message.contains("cannot start the transport") && error?.isRemote == false)
         await transport.shutdown()
         #expect(transport.scheduler.openHandles.load(ordering: .acquiring) == 0)
@@ -258,7 +258,7 @@ struct TransportStartFailureTests {
         let error = await #expect(throws: FetchError.self) {
             try await transport.response(to: DownloadRequest(url: Self.url))
         }
-        guard case .outOfResources(let message)? = error?.code else { Issue.record("\(String(describing: error))"); return }
+        guard error?.code.kind == .outOfResources, let message = error?.code.detail else { Issue.record("\(String(describing: error))"); return }
         #expect(message.contains("thread"))
         await transport.shutdown()
     }

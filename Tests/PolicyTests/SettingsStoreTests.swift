@@ -99,7 +99,9 @@ struct SettingsStoreTests {
         let store = FileSettingsStore(path: folder.file("blocker/settings.json"))
         #expect { try store.set(.bool(true), forKey: "a") } throws: { error in
             let error = error as? DataFileError
+            // The system's error number is kept (ENOTDIR or EEXIST, depending on the step that failed).
             return error?.code == .writeFailed && error?.source == store.path
+                && (error?.systemErrno == ENOTDIR || error?.systemErrno == EEXIST)
         }
         #expect(try folder.read("blocker") == "not a folder")
     }

@@ -8,20 +8,31 @@ import Support
 /// - <doc:WritingAPolicy>
 /// - <doc:TheCommand>
 public struct DataFileError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What went wrong, in broad strokes; callers pick an exit status from it.
-    public enum Code: Sendable, Equatable {
+    /// What went wrong, in broad strokes; callers pick an exit status from it. A struct over a
+    /// private code, so that a new code never breaks a caller's `switch`: compare with the static
+    /// members (`error.code == .notFound`).
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Value: String, Sendable, Hashable {
+            case notFound, unreadable, malformed, invalid, wrongType, writeFailed
+        }
+        private let value: Value
+        private init(_ value: Value) { self.value = value }
+
         /// The file does not exist.
-        case notFound
+        public static let notFound = Code(.notFound)
         /// The file exists but could not be read (permissions, a directory, an I/O error).
-        case unreadable
+        public static let unreadable = Code(.unreadable)
         /// The file is not valid JSON, or not valid UTF-8.
-        case malformed
+        public static let malformed = Code(.malformed)
         /// The JSON is well formed but its content is wrong (a missing key, a bad value).
-        case invalid
+        public static let invalid = Code(.invalid)
         /// A stored value has another type than the one asked for (a string read as a boolean).
-        case wrongType
+        public static let wrongType = Code(.wrongType)
         /// Writing the file failed; the previous content is untouched.
-        case writeFailed
+        public static let writeFailed = Code(.writeFailed)
+
+        /// The code's name, as the static member is spelled.
+        public var description: String { value.rawValue }
     }
 
     /// The broad kind of failure.
@@ -34,10 +45,14 @@ public struct DataFileError: Error, Sendable, Equatable, CustomStringConvertible
     public var context: String?
     /// What is wrong.
     public var message: String
+    /// The system's error number, when a system call failed (a read or a write).
+    public var systemErrno: Int32?
 
     /// Creates an error.
-    public init(_ code: Code, source: String, line: Int? = nil, context: String? = nil, message: String) {
+    public init(_ code: Code, source: String, line: Int? = nil, context: String? = nil, message: String,
+                systemErrno: Int32? = nil) {
         self.code = code
+        self.systemErrno = systemErrno
         self.source = source
         self.line = line.flatMap { $0 > 0 ? $0 : nil }
         self.context = context
@@ -57,6 +72,6 @@ public struct DataFileError: Error, Sendable, Equatable, CustomStringConvertible
 extension DataFileError {
     /// A file that could not be written, from the support floor's failure: the path and message kept.
     package init(writing failure: SystemError) {
-        self.init(.writeFailed, source: failure.path, message: failure.message)
+        self.init(.writeFailed, source: failure.path, message: failure.message, systemErrno: failure.errno == 0 ? nil : failure.errno)
     }
 }

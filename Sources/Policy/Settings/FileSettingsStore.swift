@@ -170,12 +170,14 @@ public final class FileSettingsStore: SettingsStore {
         }
         let lockFD = DescriptorReserve.admit(open(lockPath(), O_RDWR | O_CREAT | O_CLOEXEC, 0o644))
         guard lockFD >= 0 else {
-            throw DataFileError(.writeFailed, source: path, message: "cannot open the lock file: \(errnoText(errno).lowercased())")
+            let number = errno
+            throw DataFileError(.writeFailed, source: path, message: "cannot open the lock file: \(errnoText(number).lowercased())", systemErrno: number)
         }
         defer { close(lockFD) }
         while flock(lockFD, LOCK_EX) != 0 {
             guard errno == EINTR else {
-                throw DataFileError(.writeFailed, source: path, message: "cannot lock the file: \(errnoText(errno).lowercased())")
+                let number = errno
+                throw DataFileError(.writeFailed, source: path, message: "cannot lock the file: \(errnoText(number).lowercased())", systemErrno: number)
             }
         }
         defer { flock(lockFD, LOCK_UN) }
