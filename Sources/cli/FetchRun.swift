@@ -188,7 +188,8 @@ struct FetchRun {
             let shown = fallback.map { "the cached thumbnail (\($0.bytes.count) bytes)" } ?? "the placeholder"
             let failure = CommandFailure(error.description, status: error.isRemote ? .unavailable : .ioError)
             return Report(line: json
-                ? line(decision, extra: [("source", nil), ("bytes", 0), ("ms", time), ("error", error.description)])
+                ? line(decision, extra: [("source", nil), ("bytes", 0), ("ms", time), ("error", error.description),
+                                         ("errorKind", error.code.kind.description), ("fallback", fallbackJSON(fallback))])
                 : TerminalText.escaped("\(prefix)\(decision.action.kind) \(decision.variant.map { "\($0)" } ?? "") failed, showing \(shown): \(error)") + "\n",
                           errorLine: "imgpolicy: \(TerminalText.escaped(failure.message))\n", failure: failure)
         case .decisionFailed(let error):
@@ -226,6 +227,15 @@ struct FetchRun {
         return (value * 10).rounded() / 10
     }
 
+    /// What a failed load shows instead: the cached thumbnail (`{"variant": "thumbnail", "url":
+    /// …, "source": …, "bytes": N}`), or null for the placeholder.
+    private func fallbackJSON(_ fallback: FetchedImage?) -> JSONValue {
+        guard let fallback else { return JSONValue(.null) }
+        return JSONValue(.object([("variant", JSONValue(.string("thumbnail"))), ("url", JSONValue(.string(fallback.url.absoluteString))),
+                                  ("source", JSONValue(.string(fallback.source.rawValue))),
+                                  ("bytes", JSONValue(.number(String(fallback.bytes.count))))]))
+    }
+
     /// The decision's JSON object with the fetch's keys added, and first `"type":"item"` (the last
     /// line says `"type":"usage"`: a script reads each line's type, and never has to know which
     /// line is which by its shape).
@@ -237,6 +247,7 @@ struct FetchRun {
             case let text as String: members.append((key, JSONValue(.string(text))))
             case let number as Int: members.append((key, JSONValue(.number(String(number)))))
             case let number as Double: members.append((key, JSONValue(.number(String(number)))))
+            case let json as JSONValue: members.append((key, json))
             default: members.append((key, JSONValue(.null)))
             }
         }

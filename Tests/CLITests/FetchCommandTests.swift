@@ -79,6 +79,27 @@ struct FetchCommandTests {
         #expect(lines.last?.hasPrefix(#"{"type":"usage","usage":{"bytes":{"downloaded":22000,"#) == true, "\(lines.last ?? "")")
     }
 
+    /// A failed item's JSON line says what failed (`errorKind`) and what is shown instead: the
+    /// cached thumbnail with its source and size, or null for the placeholder.
+    @Test func aFailedItemsJSONLineNamesItsFallback() async throws {
+        let item = try itemFile(original: "/missing.png")
+        let cellular = try await cli.run(["--network", "cellular", "--item", item, "--fetch", "--cache-dir", cacheDir])
+        #expect(cellular.status == 0, "\(cellular.stderr)")   // the thumbnail, now on disk
+        let result = try await cli.run(["--network", "wifi", "--item", item, "--fetch", "--cache-dir", cacheDir, "--json"])
+        #expect(result.status == 69)
+        let first = try #require(result.stdout.split(separator: "\n").first.map(String.init))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
+        #expect(object["errorKind"] as? String == "httpStatus")
+        let fallback = try #require(object["fallback"] as? [String: Any], "\(first)")
+        #expect(fallback["variant"] as? String == "thumbnail" && fallback["source"] as? String == "disk")
+        #expect(fallback["url"] as? String == server.url("/t.png") && fallback["bytes"] as? Int == 2_000)
+        let none = try cli.home.write(#"{"id": "y", "original": "\#(server.url("/missing.png"))"}"#, to: "none.json")
+        let placeholder = try await cli.run(["--network", "wifi", "--item", none, "--fetch", "--cache-dir", cacheDir, "--json"])
+        let line = try #require(placeholder.stdout.split(separator: "\n").first.map(String.init))
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(shown["fallback"] is NSNull && shown["errorKind"] as? String == "httpStatus", "\(line)")
+    }
+
     @Test func aServerFailureExits69AndWritesNothing() async throws {
         let item = try itemFile(original: "/missing.png", thumbnail: nil)
         let target = cli.home.file("out.png")
