@@ -5,6 +5,13 @@ import Foundation
 #endif
 import Policy
 import Support
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The exit statuses of `imgpolicy` (from BSD's sysexits.h), as documented in README.md.
 enum ExitStatus: Int32 {
@@ -37,6 +44,8 @@ struct CommandFailure: Error {
     init(_ error: DataFileError) {
         let status: ExitStatus
         switch error.code {
+        case _ where [EMFILE, ENFILE, ENOMEM].contains(error.systemErrno ?? 0):
+            status = .ioError   // the process ran short (docs: too few file descriptors), not the file
         case .notFound, .unreadable: status = .noInput
         case .malformed, .invalid, .wrongType: status = .dataError
         default: status = .ioError   // .writeFailed, and any code added later: the file's I/O

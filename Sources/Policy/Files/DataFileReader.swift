@@ -39,12 +39,13 @@ package enum DataFileReader {
                 throw DataFileError(.notFound, source: path, message: "is a symbolic link to a missing file\(target)")
             }
             throw DataFileError(code == ENOENT || code == ENOTDIR ? .notFound : .unreadable, source: path,
-                                message: code == ENOENT ? "no such file" : errnoText(code).lowercased())
+                                message: code == ENOENT ? "no such file" : errnoText(code).lowercased(), systemErrno: code)
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
-            throw DataFileError(.unreadable, source: path, message: errnoText(errno).lowercased())
+            let number = errno
+            throw DataFileError(.unreadable, source: path, message: errnoText(number).lowercased(), systemErrno: number)
         }
         let kind = FileKind(mode: info.st_mode)
         guard kind == .regular else {
@@ -85,7 +86,7 @@ package enum DataFileReader {
                 if code == EAGAIN || code == EWOULDBLOCK {
                     throw DataFileError(.unreadable, source: source, message: "has nothing to read now (a kernel or device file that waits for data), not a data file")
                 }
-                throw DataFileError(.unreadable, source: source, message: errnoText(code).lowercased())
+                throw DataFileError(.unreadable, source: source, message: errnoText(code).lowercased(), systemErrno: code)
             }
             if count == 0 { return bytes }
             bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<count]))
