@@ -80,7 +80,9 @@ let package = Package(
         .target(name: "Decoding", dependencies: ["CImageCodecs", "Fetch", "Policy", "Support", .product(name: "Logging", package: "swift-log")]),
         // The settings store over Foundation's UserDefaults, kept apart so that `Policy` does not
         // link the whole of Foundation.
-        .target(name: "Simulation", dependencies: ["Fetch", "Policy", "Support"]),
+        // The one loopback HTTP server: under the tests' TestHTTPServer and the simulation's server.
+        .target(name: "LoopbackServer", dependencies: ["Support"]),
+        .target(name: "Simulation", dependencies: ["Fetch", "LoopbackServer", "Policy", "Support"]),
         .target(name: "PolicyUserDefaults", dependencies: ["Policy", "Support"]),
         // Test doubles over `Policy` (the settings double, InMemorySettingsStore, is in `Policy` itself).
         .target(name: "PolicyTesting", dependencies: ["Policy", "Support"]),
@@ -106,9 +108,9 @@ let package = Package(
         .executableTarget(name: "embedding-example", dependencies: ["Policy", "Fetch", "LinuxNetwork"], path: "Examples/Embedding"),
         // Helpers shared by the test targets: temporary folders, the package's paths, processes,
         // deadlines, seeded randomness, the one factory of test items (hence `Policy`).
-        .target(name: "TestSupport", dependencies: ["Policy"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["LoopbackServer", "Policy"], path: "Tests/TestSupport"),
         .testTarget(name: "PolicyTests", dependencies: ["Policy", "PolicyUserDefaults", "Support", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["Policy", "Fetch", "Decoding", "Support", "TestSupport", "Simulation", "cli"]),
+        .testTarget(name: "CLITests", dependencies: ["Policy", "Fetch", "Decoding", "LoopbackServer", "Support", "TestSupport", "Simulation", "cli"]),
         .testTarget(
             name: "FetchTests",
             dependencies: [

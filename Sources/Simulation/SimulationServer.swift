@@ -3,12 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import LoopbackServer
 import Support
 import Policy
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The image server a simulation runs against: HTTP/1.1 over POSIX sockets on 127.0.0.1 and a
 /// free port, one thread per connection, keep-alive.
@@ -55,67 +52,51 @@ package final class SimulationServer: Sendable {
     private struct Request {
         enum Phase { case answering, complete, aborted }
         var phase: Phase
-        /// The connection while answering; -1 after.
-        var descriptor: Int32
+        /// The connection while answering; nil after.
+        var connection: LoopbackConnection?
     }
 
     private struct State {
         var figures = Figures()
         var requests: [String: [Request]] = [:]
-        var nextRequest = 0
-        var connections: Set<Int32> = []
         var script = NetworkScript(entries: [.init(state: NetworkState(.wifi), time: 0)])
         var passStart = ContinuousClock.now
         /// Counts passes, so that a request of an earlier pass ending late changes nothing now.
         var pass = 0
-        var stopped = false
     }
 
     package let configuration: Configuration
     /// The port it listens on.
-    package let port: Int
-    private let listener: Int32
-    // Guards the figures, the requests per path, the open connections and the pass's script.
+    package var port: Int { server.port }
+    private let server: LoopbackHTTPServer
+    /// What the server's handler answers through: this server until `stop()`, then nil.
+    private let owner: Locked<SimulationServer?>
+    // Guards the figures, the requests per path and the pass's script.
     private let state = Locked(State())
-    private let acceptThread: Locked<OwnedThread?> = Locked(nil)
 
     /// The failure to start listening, with the call and its errno text.
     package struct StartFailure: Error, CustomStringConvertible {
         package var description: String
     }
 
-    /// Starts listening on 127.0.0.1 and a free port.
+    /// Starts listening on 127.0.0.1 and a free port (the project's one loopback server,
+    /// `LoopbackHTTPServer`; request heads over 16 KiB are answered 431).
     package init(_ configuration: Configuration) throws(StartFailure) {
         self.configuration = configuration
-        let fd = DescriptorReserve.admit(socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0))
-        guard fd >= 0 else { throw StartFailure(description: "the simulation server: socket: \(errnoText(errno))") }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 512) == 0 else {
-            let text = errnoText(errno)
-            close(fd)
-            throw StartFailure(description: "the simulation server: cannot listen on 127.0.0.1: \(text)")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
-        listener = fd
+        // The handler reaches this server through `owner`, set once the server exists (nobody
+        // knows the port before this returns, so no request comes earlier); it holds the server
+        // until `stop()`, which lets it go.
+        let owner = Locked<SimulationServer?>(nil)
+        self.owner = owner
         do {
-            let thread = try OwnedThread { [self] in acceptLoop() }
-            acceptThread.withLock { $0 = thread }
+            server = try LoopbackHTTPServer(maximumHeadBytes: 16 << 10) { request, connection in
+                guard let owner = owner.withLock({ $0 }) else { return .close }
+                return owner.answer(request, on: connection) ? .keepAlive : .close
+            }
         } catch {
-            close(fd)
-            throw StartFailure(description: "the simulation server: cannot start a thread: \(errnoText(error.code))")
+            throw StartFailure(description: "the simulation server: \(error.description)")
         }
+        owner.withLock { $0 = self }
     }
 
     // MARK: - Items and bodies
@@ -200,112 +181,39 @@ package final class SimulationServer: Sendable {
 
     /// Stops listening, closes every connection and waits for the accept thread.
     package func stop() {
-        let (wasRunning, open) = state.withLock { state -> (Bool, [Int32]) in
-            defer { state.stopped = true }
-            return (!state.stopped, Array(state.connections))
-        }
-        guard wasRunning else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        // Descriptors stay open until their thread removes them (under the lock), so these are
-        // still the connections' own.
-        state.withLock { state in
-            for fd in open where state.connections.contains(fd) { shutdown(fd, Int32(SHUT_RDWR)) }
-        }
-        acceptThread.withLock { $0 }?.join()
-        close(listener)
+        server.stop()
+        owner.withLock { $0 = nil }
     }
 
-    deinit { stop() }
+    deinit { server.stop() }
 
-    // MARK: - Connections
-
-    private func acceptLoop() {
-        while true {
-            let client = DescriptorReserve.admit(accept(listener, nil, nil))
-            if client < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                if errno == EMFILE || errno == ENFILE {
-                    // No descriptor for it now (the client sees the connection refused or
-                    // reset, and retries): wait a little rather than spin, then go on.
-                    usleep(10_000)
-                    continue
-                }
-                return
-            }
-            var yes: Int32 = 1
-            setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
-            let accepted = state.withLock { state -> Bool in
-                guard !state.stopped else { return false }
-                state.connections.insert(client)
-                return true
-            }
-            guard accepted else { close(client); continue }
-            do {
-                try OwnedThread.detached { [self] in serve(client) }
-            } catch {
-                state.withLock { _ = $0.connections.remove(client) }
-                close(client)
-            }
-        }
-    }
-
-    private func serve(_ client: Int32) {
-        defer {
-            state.withLock { _ = $0.connections.remove(client) }
-            close(client)
-        }
-        var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        while true {
-            var headEnd: Int?
-            while headEnd == nil {
-                let count = recv(client, &chunk, chunk.count, 0)
-                if count <= 0 { return }
-                buffer.append(contentsOf: chunk[0..<count])
-                headEnd = Self.find([13, 10, 13, 10], in: buffer)
-                if headEnd == nil && buffer.count > 16 << 10 {
-                    _ = send(Self.head(431, ["Content-Length: 0", "Connection: close"]), to: client)
-                    return
-                }
-            }
-            guard let end = headEnd else { return }
-            let head = String(decoding: buffer[0..<end], as: UTF8.self)
-            buffer.removeFirst(end + 4)
-            guard answer(head, on: client) else { return }
-        }
-    }
+    // MARK: - Requests
 
     /// Answers one request; returns whether the connection may serve another.
-    private func answer(_ head: String, on client: Int32) -> Bool {
-        let lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
-        let parts = (lines.first ?? "").split(separator: " ")
-        var closing = parts.count > 2 && parts[2] == "HTTP/1.0"
-        for line in lines.dropFirst() {
-            let lower = line.lowercased()
-            if lower.hasPrefix("connection:") { closing = lower.contains("close") }
-            if (lower.hasPrefix("content-length:") && !lower.hasSuffix(" 0")) || lower.hasPrefix("transfer-encoding:") {
-                _ = send(Self.head(400, ["Content-Length: 0", "Connection: close"]), to: client)
-                return false
-            }
-        }
-        guard parts.count == 3, parts[0] == "GET" || parts[0] == "HEAD" else {
-            _ = send(Self.head(405, ["Allow: GET, HEAD", "Content-Length: 0", "Connection: close"]), to: client)
+    private func answer(_ request: LoopbackRequest, on client: LoopbackConnection) -> Bool {
+        let closing = request.wantsClose
+        if request.hasBody {
+            client.send(LoopbackResponse.head(400, ["Content-Length: 0", "Connection: close"]))
             return false
         }
-        let path = String(parts[1])
+        guard request.isWellFormed, request.method == "GET" || request.method == "HEAD" else {
+            client.send(LoopbackResponse.head(405, ["Allow: GET, HEAD", "Content-Length: 0", "Connection: close"]))
+            return false
+        }
+        let path = request.path
         guard let variant = route(path) else {
             let body = Array("no image at this path\n".utf8)
-            return send(Self.head(404, ["Content-Type: text/plain", "Content-Length: \(body.count)"]) + body, to: client) && !closing
+            return client.send(LoopbackResponse.head(404, ["Content-Type: text/plain", "Content-Length: \(body.count)"]) + body) && !closing
         }
         guard let id = arrive(path, on: client) else { return false }   // offline: dropped
-        guard wait(milliseconds: latency(of: path), on: client) else {
+        guard client.wait(milliseconds: latency(of: path)) else {
             finish(path, id, .aborted)
             return false
         }
         let size = variant == .original ? configuration.originalBytes : configuration.thumbnailBytes
-        let body = parts[0] == "HEAD" ? [] : Self.body(path: path, size: size)
-        let response = Self.head(200, ["Content-Type: image/png", "Content-Length: \(size)"] + (closing ? ["Connection: close"] : []))
-        guard send(response, to: client) else {
+        let body = request.method == "HEAD" ? [] : Self.body(path: path, size: size)
+        let response = LoopbackResponse.head(200, ["Content-Type: image/png", "Content-Length: \(size)"] + (closing ? ["Connection: close"] : []))
+        guard client.send(response) else {
             finish(path, id, .aborted)
             return false
         }
@@ -328,7 +236,7 @@ package final class SimulationServer: Sendable {
 
     /// Records a request's arrival (and whether it duplicates a transfer); nil when the script
     /// says offline (the request is dropped).
-    private func arrive(_ path: String, on client: Int32) -> (pass: Int, index: Int)? {
+    private func arrive(_ path: String, on client: LoopbackConnection) -> (pass: Int, index: Int)? {
         state.withLock { state -> (pass: Int, index: Int)? in
             let now = Self.seconds(ContinuousClock.now - state.passStart)
             if state.script.state(at: now).kind == .offline {
@@ -341,14 +249,14 @@ package final class SimulationServer: Sendable {
                 switch request.phase {
                 case .complete: return true
                 case .aborted: return false
-                case .answering: return !Self.peerClosed(request.descriptor)
+                case .answering: return !(request.connection?.peerClosed ?? true)
                 }
             }
             if duplicate {
                 state.figures.duplicateTransfers += 1
                 if state.figures.duplicatedPaths.count < 10 { state.figures.duplicatedPaths.append(path) }
             }
-            state.requests[path, default: []].append(Request(phase: .answering, descriptor: client))
+            state.requests[path, default: []].append(Request(phase: .answering, connection: client))
             return (state.pass, earlier.count)
         }
     }
@@ -357,73 +265,27 @@ package final class SimulationServer: Sendable {
         state.withLock { state in
             guard id.pass == state.pass, var list = state.requests[path], id.index < list.count else { return }
             list[id.index].phase = phase
-            list[id.index].descriptor = -1
+            list[id.index].connection = nil
             state.requests[path] = list
         }
     }
 
-    /// Waits `milliseconds`, returning false as soon as the client closes the connection.
-    private func wait(milliseconds: Int, on client: Int32) -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(milliseconds)
-        while true {
-            let left = deadline - ContinuousClock.now
-            let leftMilliseconds = Int(Self.seconds(left) * 1000)
-            if leftMilliseconds <= 0 { return true }
-            var descriptor = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(leftMilliseconds))
-            if ready > 0 {
-                if Self.peerClosed(client) { return false }
-                // A pipelined request waits in the buffer: sleep out the rest instead of polling.
-                usleep(UInt32(leftMilliseconds) * 1000)
-                return true
-            }
-            if ready < 0 && errno != EINTR { return false }
-        }
-    }
-
-    /// Whether the peer closed `fd` (end of stream or a reset), without consuming data.
-    private static func peerClosed(_ fd: Int32) -> Bool {
-        var byte: UInt8 = 0
-        let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-        if count == 0 { return true }
-        if count < 0 { return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR }
-        return false
-    }
-
-    /// Sends `bytes`; with `variant`, in chunks counted against the network kind of the moment,
-    /// stopping (false) when the script says offline.
-    private func send(_ bytes: [UInt8], to client: Int32, counting variant: Variant? = nil) -> Bool {
+    /// Sends `bytes` in chunks counted against the network kind of the moment, stopping (false)
+    /// when the script says offline.
+    private func send(_ bytes: [UInt8], to client: LoopbackConnection, counting variant: Variant) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            var kind: NetworkKind?
-            if variant != nil {
-                kind = state.withLock { $0.script.state(at: Self.seconds(ContinuousClock.now - $0.passStart)).kind }
-                // The network went down: the rest of the body never arrives.
-                if kind == .offline { return false }
-            }
+            let kind = state.withLock { $0.script.state(at: Self.seconds(ContinuousClock.now - $0.passStart)).kind }
+            // The network went down: the rest of the body never arrives.
+            if kind == .offline { return false }
             let end = min(bytes.count, offset + (64 << 10))
-            let sent = bytes[offset..<end].withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if sent < 0 && errno == EINTR { continue }
-            if sent <= 0 { return false }
-            if let variant, let kind {
-                state.withLock { $0.figures.bytes[kind.rawValue, default: [:]][variant, default: 0] += sent }
+            let sent = client.send(bytes[offset..<end]) { count in
+                state.withLock { $0.figures.bytes[kind.rawValue, default: [:]][variant, default: 0] += count }
             }
-            offset += sent
+            if !sent { return false }
+            offset = end
         }
         return true
-    }
-
-    private static func head(_ status: Int, _ headers: [String]) -> [UInt8] {
-        let reason = [200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 431: "Request Header Fields Too Large"][status] ?? "Error"
-        return Array((["HTTP/1.1 \(status) \(reason)"] + headers + ["", ""]).joined(separator: "\r\n").utf8)
-    }
-
-    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-            if Array(haystack[start..<start + needle.count]) == needle { return start }
-        }
-        return nil
     }
 
     package static func seconds(_ duration: Duration) -> Double {

@@ -1,8 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import LoopbackServer
 
 /// An HTTP/1.1 server on 127.0.0.1 and a free port, started and stopped by the tests themselves,
 /// with routes that count their hits and misbehave on purpose.
@@ -70,8 +67,8 @@ public final class TestHTTPServer: @unchecked Sendable {
     }
 
     /// The port it listens on.
-    public let port: Int
-    private let listener: Int32
+    public var port: Int { server.port }
+    private var server: LoopbackHTTPServer!
     private let lock = NSLock()
     // Guarded by `lock`.
     private var routes: [String: Response]
@@ -79,34 +76,17 @@ public final class TestHTTPServer: @unchecked Sendable {
     private var heads: [String: [RequestHead]] = [:]
     private var sentCounts: [String: Int] = [:]
     private var endedCounts: [String: Int] = [:]
-    private var connectionCount = 0
-    private var stopped = false
 
-    /// Starts listening on 127.0.0.1 and a free port.
+    /// Starts listening on 127.0.0.1 and a free port (the project's one loopback server,
+    /// `LoopbackHTTPServer`, with this type's routes).
     public init(routes: [String: Response] = [:]) throws {
         self.routes = routes
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        // The handler holds the server for as long as it listens (a test's server lives until
+        // `stop()` or the end of the test process).
+        server = try LoopbackHTTPServer { [self] request, connection in
+            serve(request, on: connection) ? .keepAlive : .close
         }
-        guard bound == 0, listen(fd, 512) == 0 else { close(fd); throw POSIXError(.EADDRINUSE) }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
-        listener = fd
-        Thread.detachNewThread { [self] in acceptLoop() }
     }
-
-    deinit { stop() }
 
     /// `http://127.0.0.1:PORT/path`.
     public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path.hasPrefix("/") ? "" : "/")\(path)" }
@@ -127,78 +107,40 @@ public final class TestHTTPServer: @unchecked Sendable {
     public var totalHits: Int { lock.withLock { hitCounts.values.reduce(0, +) } }
 
     /// TCP connections accepted so far.
-    public var connections: Int { lock.withLock { connectionCount } }
+    public var connections: Int { server.connectionsAccepted }
 
     /// Adds or replaces a route.
     public func route(_ path: String, _ response: Response) { lock.withLock { routes[path] = response } }
 
-    /// Stops accepting connections.
+    /// Stops listening and shuts down the open connections.
     public func stop() {
-        let wasRunning = lock.withLock { () -> Bool in
-            defer { stopped = true }
-            return !stopped
-        }
-        // Only shut down here: the accept loop closes the descriptor when it leaves, so that its
-        // number cannot be reused by another server's listener while this loop still accepts on it.
-        if wasRunning { shutdown(listener, Int32(SHUT_RDWR)) }
+        server.stop()
     }
 
-    private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            if client < 0 {
-                if errno == EINTR { continue }
-                close(listener)
-                return
-            }
-            lock.withLock { connectionCount += 1 }
-            Thread.detachNewThread { [self] in serve(client) }
+    /// Answers one request; returns whether the connection may serve another.
+    private func serve(_ head: LoopbackRequest, on connection: LoopbackConnection) -> Bool {
+        let path = head.path
+        var fields: [String: String] = [:]
+        for field in head.fields { fields[field.name.lowercased()] = field.value }
+        let (hit, route) = lock.withLock { () -> (Int, Response?) in
+            hitCounts[path, default: 0] += 1
+            heads[path, default: []].append(RequestHead(hit: hitCounts[path]!, headers: fields))
+            return (hitCounts[path]!, routes[path])
         }
-    }
-
-    private func serve(_ client: Int32) {
-        var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        defer { close(client) }
-        while true {
-            // Read one request head.
-            var headEnd: Int?
-            while headEnd == nil {
-                let count = recv(client, &chunk, chunk.count, 0)
-                if count <= 0 { return }
-                buffer.append(contentsOf: chunk[0..<count])
-                headEnd = Self.find([13, 10, 13, 10], in: buffer)
-            }
-            let head = String(decoding: buffer[0..<headEnd!], as: UTF8.self)
-            buffer.removeFirst(headEnd! + 4)
-            let requestLine = head.split(separator: "\r\n").first ?? ""
-            let parts = requestLine.split(separator: " ")
-            let path = parts.count > 1 ? String(parts[1]) : "/"
-            var fields: [String: String] = [:]
-            for line in head.split(separator: "\r\n").dropFirst() {
-                guard let colon = line.firstIndex(of: ":") else { continue }
-                fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            }
-            let (hit, route) = lock.withLock { () -> (Int, Response?) in
-                hitCounts[path, default: 0] += 1
-                heads[path, default: []].append(RequestHead(hit: hitCounts[path]!, headers: fields))
-                return (hitCounts[path]!, routes[path])
-            }
-            let keepOpen = respond(route ?? .status(404, Array("no route \(path)".utf8)),
-                                   request: RequestHead(hit: hit, headers: fields), path: path, to: client)
-            lock.withLock { endedCounts[path, default: 0] += 1 }
-            if !keepOpen { return }
-        }
+        let keepOpen = respond(route ?? .status(404, Array("no route \(path)".utf8)),
+                               request: RequestHead(hit: hit, headers: fields), path: path, to: connection)
+        lock.withLock { endedCounts[path, default: 0] += 1 }
+        return keepOpen
     }
 
     /// Writes the response; returns whether the connection may serve another request.
-    private func respond(_ response: Response, request: RequestHead, path: String, to client: Int32) -> Bool {
+    private func respond(_ response: Response, request: RequestHead, path: String, to client: LoopbackConnection) -> Bool {
         let hit = request.hit
-        func send(_ bytes: [UInt8], to client: Int32) -> Bool {
-            self.send(bytes, to: client, path: path)
+        func send(_ bytes: [UInt8], to client: LoopbackConnection) -> Bool {
+            client.send(bytes) { [self] count in lock.withLock { sentCounts[path, default: 0] += count } }
         }
         func head(_ status: Int, _ headers: [String]) -> [UInt8] {
-            Array((["HTTP/1.1 \(status) \(status == 200 ? "OK" : "X")"] + headers + ["", ""]).joined(separator: "\r\n").utf8)
+            LoopbackResponse.head(status, headers)
         }
         switch response {
         case .ok(let body, let contentType):
@@ -232,15 +174,13 @@ public final class TestHTTPServer: @unchecked Sendable {
             _ = send(head(200, ["Content-Type: image/png", "Content-Length: \(declared)"]) + body, to: client)
             return false
         case .reset:
-            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-            setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            client.resetOnClose()
             return false
         case .resetAfter(let status, let headers, let body, let sent):
             _ = send(head(status, headers + ["Content-Length: \(body.count)"]) + body.prefix(sent), to: client)
             // Let the bytes leave before the reset discards what is unsent.
-            shutdown(client, Int32(SHUT_WR))
-            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-            setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            client.shutdownSending()
+            client.resetOnClose()
             return false
         case .raw(let bytes):
             _ = send(bytes, to: client)
@@ -258,8 +198,7 @@ public final class TestHTTPServer: @unchecked Sendable {
             }
             return true
         case .hang:
-            var byte: UInt8 = 0
-            while recv(client, &byte, 1, 0) > 0 {}
+            client.drainUntilClosed()
             return false
         case .dynamic(let make):
             return respond(make(hit), request: request, path: path, to: client)
@@ -267,8 +206,7 @@ public final class TestHTTPServer: @unchecked Sendable {
             return respond(make(request), request: request, path: path, to: client)
         case .stall(let status, let headers, let body, let sent):
             guard send(head(status, headers + ["Content-Length: \(body.count)"]) + body.prefix(sent), to: client) else { return false }
-            var byte: UInt8 = 0
-            while recv(client, &byte, 1, 0) > 0 {}
+            client.drainUntilClosed()
             return false
         case .dripHeaders(let status, let headers, let body, let chunkSize, let interval):
             guard send(head(status, headers + ["Content-Length: \(body.count)"]), to: client) else { return false }
@@ -281,24 +219,5 @@ public final class TestHTTPServer: @unchecked Sendable {
             }
             return true
         }
-    }
-
-    private func send(_ bytes: [UInt8], to client: Int32, path: String) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if sent <= 0 { return false }
-            lock.withLock { sentCounts[path, default: 0] += sent }
-            offset += sent
-        }
-        return true
-    }
-
-    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-            if Array(haystack[start..<start + needle.count]) == needle { return start }
-        }
-        return nil
     }
 }
