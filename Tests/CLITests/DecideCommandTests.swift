@@ -17,6 +17,21 @@ struct DecideCommandTests {
         #expect(result.stderr.isEmpty)
     }
 
+    /// Issue 18: an item given as a CDN template decides as the article's two-rung case (the
+    /// widest rung the original, the narrowest the thumbnail); a hostile template exits 65 naming
+    /// the file, the line and the key.
+    @Test func aTemplateItemDecidesAndAHostileOneExits65() async throws {
+        let item = try cli.home.write(#"{"id": "p", "template": {"url": "https://cdn.example/p.jpg?w={width}", "widths": [1600, 160, 400]}}"#, to: "p.json")
+        let cellular = try await cli.run(["--network", "cellular", "--item", item])
+        #expect(cellular.status == 0 && cellular.stdout.hasPrefix("p: load thumbnail https://cdn.example/p.jpg?w=160 "), "\(cellular.stdout)")
+        let wifi = try await cli.run(["--network", "wifi", "--item", item])
+        #expect(wifi.status == 0 && wifi.stdout.hasPrefix("p: load original https://cdn.example/p.jpg?w=1600 "), "\(wifi.stdout)")
+        let bad = try cli.home.write("[\n" + #"{"id": "q", "template": {"url": "https://cdn.example/q.jpg", "widths": [160]}}"# + "\n]", to: "q.json")
+        let refused = try await cli.run(["--network", "wifi", "--item", bad])
+        #expect(refused.status == 65)
+        #expect(refused.stderr == "imgpolicy: \(bad): line 2: item 1, \"template\": the template holds no {width} placeholder\n")
+    }
+
     @Test func theBundledExampleRuns() async throws {
         let result = try await cli.run(["--network", "wifi", "--item", "examples/items.json"])
         #expect(result.status == 0)

@@ -20,15 +20,28 @@ public struct ImageItem: Sendable, Hashable {
     public var originalWidth: Int?
     /// The thumbnail's width in pixels, when the item says it.
     public var thumbnailWidth: Int?
+    /// The widths the image is offered at, when the item gives them (a `srcset` or a CDN's
+    /// template): see ``ImageLadder``. Policies that choose a rung read it; the others, like the
+    /// `default` policy, see only `original` and `thumbnail`.
+    public var ladder: ImageLadder?
 
     /// Creates an item.
     public init(id: String? = nil, original: ImageURL, thumbnail: ImageURL? = nil,
-                originalWidth: Int? = nil, thumbnailWidth: Int? = nil) {
+                originalWidth: Int? = nil, thumbnailWidth: Int? = nil, ladder: ImageLadder? = nil) {
         self.id = id
         self.original = original
         self.thumbnail = thumbnail
         self.originalWidth = originalWidth
         self.thumbnailWidth = thumbnailWidth
+        self.ladder = ladder
+    }
+
+    /// An item offered at the widths of `ladder`: its widest rung is the original and, when it
+    /// has more than one, its narrowest the thumbnail (the article's two-rung case), widths known.
+    public init(id: String? = nil, ladder: ImageLadder) {
+        let thumbnail = ladder.rungs.count > 1 ? ladder.narrowest : nil
+        self.init(id: id, original: ladder.widest.url, thumbnail: thumbnail?.url,
+                  originalWidth: ladder.widest.width, thumbnailWidth: thumbnail?.width, ladder: ladder)
     }
 
     /// Whether the thumbnail shows as much as the original would in a slot `displayWidth` pixels
