@@ -353,7 +353,13 @@ public final class ImagePipeline: CacheInspecting {
 
     /// Applies the table's priority changes to the loads' `RequestPriority` (outside the lock).
     private func apply(_ changes: [Table.PriorityChange]) {
-        for change in changes { change.context.apply(change.value, revision: change.revision) }
+        for change in changes { apply(change) }
+    }
+
+    /// Applies one of the table's priority changes, if there is one (outside the lock).
+    private func apply(_ change: Table.PriorityChange?) {
+        guard let change else { return }
+        change.context.apply(change.value, revision: change.revision)
     }
 
     private func register(_ waiter: Table.WaiterID, _ continuation: CheckedContinuation<FetchedImage, any Error>) {
@@ -364,13 +370,13 @@ public final class ImagePipeline: CacheInspecting {
         case .start(let url, let load):
             start(url, load)
         case .joined(let change):
-            apply(change.map { [$0] } ?? [])
+            apply(change)
         }
     }
 
     private func cancelWaiter(_ waiter: Table.WaiterID, for url: ImageURL) {
         guard case .resumeCancelled(let continuation, let task, let change) = state.withLock({ $0.table.cancel(waiter) }) else { return }
-        apply(change.map { [$0] } ?? [])
+        apply(change)
         task?.cancel()
         continuation.resume(throwing: FetchError(url: url, code: .cancelled))
     }
@@ -432,7 +438,7 @@ public final class ImagePipeline: CacheInspecting {
         accounting.recordUncounted(uncounted, on: network)
         switch action {
         case .restart(let url, let load, let change):
-            apply(change.map { [$0] } ?? [])
+            apply(change)
             start(url, load)
         case .resume(let waiters):
             for waiter in waiters { waiter.resume(with: result.mapError { $0 as any Error }) }

@@ -186,3 +186,41 @@ struct CacheLookupStageTests {
         #expect(!lookup.contains(doubleURL("absent")))
     }
 }
+
+/// The download stage, wired by a pipeline without a disk cache, called directly.
+struct DownloadStageTests {
+    let url = doubleURL("d.png")
+
+    @Test func aWholeImageIsKeptInMemoryAndCountedWithTheNegotiationHeaders() async throws {
+        let image = TestImages.png(size: 500)
+        let downloader = RespondingDownloader { _ in
+            DownloadResponse(status: 200, body: image, requestedAt: HTTPDate.now(), receivedAt: HTTPDate.now(), attempts: 2,
+                             failedAttemptBytes: 9)
+        }
+        let pipeline = ImagePipeline(downloader: downloader, disk: nil)
+        let fetched = try await pipeline.transfer.download(url, priority: RequestPriority(), network: NetworkState(.wifi))
+        #expect(fetched.source == .network && fetched.bytes == image)
+        #expect(fetched.retries == 1 && fetched.failedBytes == 9)
+        #expect(pipeline.memory.image(for: url) == image)
+        #expect(pipeline.transfer.downloads == 1)
+        #expect(downloader.requests.first?.headers.contains { $0.name == "Accept" } == true)
+        // Without a disk cache nothing is resumable: the body is asked for as the server likes.
+        #expect(downloader.requests.first?.headers.contains { $0.name == "Accept-Encoding" } == false)
+    }
+
+    @Test func aBodyCutShortIsRefusedAndItsBytesCountAsReceived() async {
+        let cut = Array(TestImages.png(size: 500).prefix(100))
+        let downloader = RespondingDownloader { _ in
+            DownloadResponse(status: 200, body: cut, requestedAt: HTTPDate.now(), receivedAt: HTTPDate.now(),
+                             failedAttemptBytes: 10)
+        }
+        let pipeline = ImagePipeline(downloader: downloader, disk: nil)
+        do {
+            _ = try await pipeline.transfer.download(url, priority: RequestPriority(), network: nil)
+            Issue.record("expected a refusal")
+        } catch {
+            #expect(error.receivedBytes == 110)
+        }
+        #expect(pipeline.memory.image(for: url) == nil)
+    }
+}
