@@ -71,9 +71,22 @@ final class DiskWriteQueue: Sendable {
         state = Locked(State(backlog: DiskWriteBacklog(policy: policy)))
     }
 
+    /// What the queue's writes did.
+    struct Statistics: Equatable {
+        /// Writes queued or running.
+        var pending = 0
+        /// Writes completed.
+        var written = 0
+        /// Writes that failed.
+        var failed = 0
+        /// Writes dropped for want of room.
+        var dropped = 0
+    }
+
     /// Writes queued or running, written, failed, dropped for want of room.
-    var statistics: (pending: Int, written: Int, failed: Int, dropped: Int) {
-        state.withLock { ($0.backlog.pending.count, $0.backlog.written, $0.backlog.failed, $0.backlog.dropped) }
+    var statistics: Statistics {
+        state.withLock { Statistics(pending: $0.backlog.pending.count, written: $0.backlog.written, failed: $0.backlog.failed,
+                                    dropped: $0.backlog.dropped) }
     }
 
     /// Loads waiting for room, flushes waiting.

@@ -15,22 +15,25 @@ import TestSupport
 struct ImageListPipelinePriorityTests {
     static let url = ImageURL("http://127.0.0.1:9/shared.jpg")!
 
-    /// Without I/O: join, change, leave.
+    /// Without I/O: join, change, leave; each change comes back as an action.
     @Test func theLoadTableKeepsTheMostUrgentWaitersPriority() {
-        var table = LoadTable<Int, String>()
+        var table = LoadTable<Int, String, LoadPriority>()
         let prefetch = RequestPriority(LoadPriority(.prefetch, order: 4))
         let near = RequestPriority(LoadPriority(.near, order: 1))
-        let first = table.makeWaiter(for: Self.url, priority: prefetch)
+        let first = table.makeWaiter(for: Self.url, priority: prefetch.value, key: ObjectIdentifier(prefetch))
         guard case .start = table.register(first, 1) else { Issue.record("expected a start"); return }
-        #expect(table.requestPriority(of: Self.url)?.value == LoadPriority(.prefetch, order: 4))
-        let second = table.makeWaiter(for: Self.url, priority: near)
-        _ = table.register(second, 2)
-        #expect(table.requestPriority(of: Self.url)?.value == LoadPriority(.near, order: 1))
-        prefetch.value = LoadPriority(.visible, order: 0)
-        table.reprioritize(prefetch)
-        #expect(table.requestPriority(of: Self.url)?.value == LoadPriority(.visible, order: 0))
-        _ = table.cancel(first)
-        #expect(table.requestPriority(of: Self.url)?.value == LoadPriority(.near, order: 1))
+        #expect(table.priority(of: Self.url) == LoadPriority(.prefetch, order: 4))
+        let second = table.makeWaiter(for: Self.url, priority: near.value, key: ObjectIdentifier(near))
+        guard case .joined(let joined?) = table.register(second, 2) else { Issue.record("expected a change"); return }
+        #expect(joined.value == LoadPriority(.near, order: 1))
+        #expect(table.priority(of: Self.url) == LoadPriority(.near, order: 1))
+        let changed = table.reprioritize(ObjectIdentifier(prefetch), to: LoadPriority(.visible, order: 0))
+        #expect(changed.map(\.value) == [LoadPriority(.visible, order: 0)])
+        #expect(table.priority(of: Self.url) == LoadPriority(.visible, order: 0))
+        guard case .resumeCancelled(1, cancelling: nil, let left?) = table.cancel(first) else { Issue.record("expected a change"); return }
+        #expect(left.value == LoadPriority(.near, order: 1))
+        #expect(left.revision > changed[0].revision)
+        #expect(table.priority(of: Self.url) == LoadPriority(.near, order: 1))
     }
 
     /// A prefetch nobody waits for keeps its priority until a caller joins it.

@@ -79,7 +79,7 @@ struct ImagePipelineDiskWriteQueueTests {
         #expect(records.all.first?.metadata["url"] == "\(doubleURL("w4"))")
         store.release(4)
         await queue.flush()
-        #expect(queue.statistics == (pending: 0, written: 4, failed: 0, dropped: 6))
+        #expect(queue.statistics == DiskWriteQueue.Statistics(pending: 0, written: 4, failed: 0, dropped: 6))
     }
 
     @Test func withWaitLoadsSuspendUntilThereIsRoomAndNothingIsLost() async {
@@ -92,7 +92,7 @@ struct ImagePipelineDiskWriteQueueTests {
         store.release(6)
         for load in loads { await load.value }
         await queue.flush()
-        #expect(queue.statistics == (pending: 0, written: 6, failed: 0, dropped: 0))
+        #expect(queue.statistics == DiskWriteQueue.Statistics(pending: 0, written: 6, failed: 0, dropped: 0))
         #expect(Set(store.stored) == Set((0..<6).map { doubleURL("p\($0)") }))
     }
 

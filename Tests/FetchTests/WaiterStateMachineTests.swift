@@ -43,7 +43,7 @@ struct WaiterStateMachineTests {
 
 /// The pipeline's bookkeeping, driven by random schedules of every event.
 struct ImagePipelineLoadTableTests {
-    typealias Table = LoadTable<Int, String>
+    typealias Table = LoadTable<Int, String, LoadPriority>
 
     let urls = (0..<7).map { doubleURL("t\($0)") }
 
@@ -74,7 +74,7 @@ struct ImagePipelineLoadTableTests {
             let (url, load) = tasks.remove(at: index)
             switch table.finished(url, load, stopped: random.next(3) == 0) {
             case .resume(let waiters): waiters.forEach(resume)
-            case .restart(let url, let load):
+            case .restart(let url, let load, _):
                 tasks.append((url, load))
                 _ = table.started(url, load, handle: "\(load)")
             }
@@ -92,7 +92,7 @@ struct ImagePipelineLoadTableTests {
             } else if roll < 7 && !live.isEmpty {
                 // Cancel at any moment: before registration, while waiting, after the result.
                 let waiter = live.remove(at: random.next(live.count))
-                if case .resumeCancelled(let continuation, _) = table.cancel(waiter) { resume(continuation) }
+                if case .resumeCancelled(let continuation, _, _) = table.cancel(waiter) { resume(continuation) }
             } else if roll == 8 {
                 let url = urls[random.next(urls.count)]
                 if let load = table.prefetch(url) { tasks.append((url, load)) }
@@ -123,7 +123,7 @@ struct ImagePipelineLoadTableTests {
         let first = table.makeWaiter(for: urls[0])
         guard case .start(_, let load) = table.register(first, 1) else { Issue.record("expected a start"); return }
         #expect(table.started(urls[0], load, handle: "task") == nil)
-        guard case .resumeCancelled(1, cancelling: "task") = table.cancel(first) else { Issue.record("expected the task to stop"); return }
+        guard case .resumeCancelled(1, cancelling: "task", _) = table.cancel(first) else { Issue.record("expected the task to stop"); return }
         // The transfer is stopping; a new caller joins it instead of starting another.
         let second = table.makeWaiter(for: urls[0])
         guard case .joined = table.register(second, 2) else { Issue.record("expected to join"); return }
@@ -140,7 +140,7 @@ struct ImagePipelineLoadTableTests {
         #expect(table.started(urls[0], load, handle: "task") == "task")
         let second = table.makeWaiter(for: urls[0])
         _ = table.register(second, 2)
-        guard case .restart(_, let again) = table.finished(urls[0], load, stopped: true) else { Issue.record("expected a restart"); return }
+        guard case .restart(_, let again, _) = table.finished(urls[0], load, stopped: true) else { Issue.record("expected a restart"); return }
         #expect(table.started(urls[0], again, handle: "task2") == nil)
         guard case .resume([2]) = table.finished(urls[0], again, stopped: false) else { Issue.record("expected a delivery"); return }
         #expect(table.isEmpty)
@@ -153,6 +153,18 @@ struct ImagePipelineLoadTableTests {
         #expect(table.purge().isEmpty)                    // no handle yet
         #expect(table.started(urls[0], load, handle: "late") == "late")
         #expect(table.isEmpty)
+    }
+}
+
+extension LoadTable where Context == LoadPriority {
+    /// `register`, each new load's context its first priority (tests without a pipeline).
+    mutating func register(_ id: WaiterID, _ continuation: Continuation) -> RegisterAction {
+        register(id, continuation, newLoad: { $0 })
+    }
+
+    /// `prefetch`, the load's context its priority.
+    mutating func prefetch(_ url: ImageURL, priority: LoadPriority = LoadPriority(.prefetch)) -> LoadID? {
+        prefetch(url, priority: priority, newLoad: { $0 })
     }
 }
 
