@@ -1,10 +1,5 @@
 import Support
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import HTTPSemantics
 
 /// The cache's index on disk: an append-only file of 32-byte records ("stored with this size",

@@ -6,9 +6,6 @@ import Foundation
 import Support
 import Policy
 
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The image server a simulation runs against: HTTP/1.1 over POSIX sockets on 127.0.0.1 and a
 /// free port, one thread per connection, keep-alive.
