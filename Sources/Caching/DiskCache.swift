@@ -2,11 +2,6 @@ import Support
 import Logging
 import Policy
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import HTTPSemantics
 
 /// Images on disk, in a folder that several processes may share at once.

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Policy
 import Support
 import HTTPSemantics
@@ -145,7 +140,7 @@ package final class DiskCacheFolder: Sendable {
         // Support's atomic replace relative to the folder's descriptor: never through a link.
         do throws(SystemError) {
             try AtomicFileWriter.write(Self.markerText, named: Self.markerName, inFolder: descriptor,
-                                       displayPath: path + "/" + Self.markerName, newFileMode: fileMode)
+                                       displayPath: path + "/" + Self.markerName, newFileMode: fileMode, locksTemporary: true)
         } catch where names.allSatisfy(Self.isMarkerTemporary) {
             // Empty (or holding only another first open's temporaries): used as an empty cache
             // that is only read, and nothing is created in it (`DiskCache` refuses stores).
@@ -199,7 +194,13 @@ package final class DiskCacheFolder: Sendable {
     /// writing: `AtomicFileWriter`'s shape (`..imgpolicy-cache.tmp-` and 16 hex digits), or an
     /// earlier version's (`.imgpolicy-cache.new-…`).
     static func isMarkerTemporary(_ name: String) -> Bool {
-        name.hasPrefix(AtomicFileWriter.temporaryName(for: markerName).dropLast(6)) || name.hasPrefix(markerName + ".new-")
+        isMarkerWriterTemporary(name) || name.hasPrefix(markerName + ".new-")
+    }
+
+    /// Whether `name` is a temporary of the marker as this version writes it
+    /// (`..imgpolicy-cache.tmp-…`, locked by its writer until it is renamed).
+    static func isMarkerWriterTemporary(_ name: String) -> Bool {
+        name.hasPrefix(AtomicFileWriter.temporaryPrefix(for: markerName))
     }
 
     /// The names in the subfolder `name` (never through a symbolic link), or nil.
@@ -317,9 +318,11 @@ package final class DiskCacheFolder: Sendable {
         try writeThroughTemporary(file, as: name, in: shardFD, path: entryPath(key), what: "entry", prefix: "entry-", sync: false)
     }
 
-    /// Writes `file` to a new locked temporary `tmp/<prefix><16 hex>` (synced when asked), then
-    /// renames it over `name` in the folder open at `folderFD` (`path` names the final file): no
-    /// reader ever sees half a file, and a failure leaves no temporary behind.
+    /// Writes `file` to a new locked temporary `tmp/<prefix><16 hex>` (its data synced when asked),
+    /// then renames it over `name` in the folder open at `folderFD` (`path` names the final file),
+    /// replacing whatever is there without following it (an empty folder is removed first): no
+    /// reader ever sees half a file, and a failure leaves no temporary behind. Support's
+    /// `AtomicFileWriter.replace` does it; this names the cache's failures.
     func writeThroughTemporary(_ file: [UInt8], as name: String, in folderFD: Int32, path finalPath: String, what: String,
                prefix: String, sync: Bool) throws(DiskCacheError) {
         let temporaryFD: Int32
@@ -328,55 +331,34 @@ package final class DiskCacheFolder: Sendable {
         case .failure(let error): throw error.cacheError
         }
         defer { close(temporaryFD) }
-        let (fd, temporary) = try createTemporary(in: temporaryFD, prefix: prefix)
-        defer { close(fd) }  // also releases the lock, after the rename
-        let temporaryPath = path + "/tmp/" + temporary
-        if let reason = FileIO.writeAll(fd, file) ?? (sync && fdatasync(fd) != 0 ? errnoText() : nil) {
-            unlinkat(temporaryFD, temporary, 0)
-            throw DiskCacheError(path: temporaryPath, message: "cannot write the \(what) \(finalPath): \(reason)")
-        }
-        if fchmod(fd, fileMode) != 0 {
-            let reason = errnoText()
-            unlinkat(temporaryFD, temporary, 0)
-            throw DiskCacheError(path: temporaryPath, message: "cannot set the mode: \(reason)")
-        }
-        var renamed = renameat(temporaryFD, temporary, folderFD, name) == 0
-        // A folder in the file's place: an empty one is debris, removed (rmdir), and the rename
-        // tried again; one holding anything is not the cache's, and is named.
-        if !renamed, errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST {
-            if unlinkat(folderFD, name, AT_REMOVEDIR) == 0 {
-                renamed = renameat(temporaryFD, temporary, folderFD, name) == 0
-            } else if errno == ENOTEMPTY || errno == EEXIST {
-                unlinkat(temporaryFD, temporary, 0)
+        do throws(AtomicFileWriter.ReplaceFailure) {
+            try AtomicFileWriter.replace(file, named: name, inFolder: folderFD, mode: fileMode, temporaryPrefix: prefix,
+                                         temporaryFolder: temporaryFD, locksTemporary: true, durability: sync ? .data : .none,
+                                         existing: .anythingOrAnEmptyFolder)
+        } catch {
+            let temporaryPath = path + "/" + Self.temporaryFolderName + "/" + (error.temporary ?? "")
+            switch error.step {
+            case .write, .sync:
+                throw DiskCacheError(path: temporaryPath, message: "cannot write the \(what) \(finalPath): \(error.reason)")
+            case .setMode:
+                throw DiskCacheError(path: temporaryPath, message: "cannot set the mode: \(error.reason)")
+            case .folderInPlace:
                 throw DiskCacheError(path: finalPath, message: Self.foreignFolderMessage(what))
+            case .rename:
+                throw DiskCacheError(path: finalPath, message: "cannot rename \(temporaryPath) over the \(what): \(error.reason)")
+            case .create, .inspect, .notRegular:
+                throw temporaryFailure(error)
             }
-        }
-        guard renamed else {
-            let reason = errnoText()
-            unlinkat(temporaryFD, temporary, 0)
-            throw DiskCacheError(path: finalPath, message: "cannot rename \(temporaryPath) over the \(what): \(reason)")
         }
     }
 
-    /// Creates a new temporary file `<prefix><16 hex>` in the folder open at `folderFD`, locked.
-    func createTemporary(in folderFD: Int32, prefix: String) throws(DiskCacheError) -> (fd: Int32, name: String) {
-        for _ in 0..<8 {
-            let name = prefix + FileIO.randomSuffix()
-            let fd = DescriptorReserve.admit(openat(folderFD, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fileMode))
-            if fd < 0 && errno == EEXIST { continue }
-            guard fd >= 0 else {
-                throw DiskCacheError(path: path + "/tmp/" + name, message: "cannot create a temporary file: \(errnoText())")
-            }
-            // A sweeper in another process may have locked and removed it between the two calls:
-            // then it has no name any more, and another is made.
-            var info = stat()
-            guard flock(fd, LOCK_EX) == 0, fstat(fd, &info) == 0, info.st_nlink > 0 else {
-                close(fd)
-                continue
-            }
-            return (fd, name)
+    /// A temporary of `tmp/` that could not be made (`AtomicFileWriter.replace`'s `.create`), as
+    /// the cache's error: the name tried and why, or the folder when no name could be locked.
+    func temporaryFailure(_ error: AtomicFileWriter.ReplaceFailure) -> DiskCacheError {
+        guard let name = error.temporary, error.errno != 0 else {
+            return DiskCacheError(path: path + "/" + Self.temporaryFolderName, message: "cannot create a temporary file")
         }
-        throw DiskCacheError(path: path + "/tmp", message: "cannot create a temporary file")
+        return DiskCacheError(path: path + "/" + Self.temporaryFolderName + "/" + name, message: "cannot create a temporary file: \(error.reason)")
     }
 
     /// Removes the entry for `key` (a missing one is not a failure).
@@ -457,9 +439,15 @@ package final class DiskCacheFolder: Sendable {
     // MARK: - Temporaries
 
     /// Removes the cache's own temporary files that no live writer holds (those it can lock at
-    /// once); the ones still held are counted, with their bytes.
+    /// once): those in `tmp/`, and the marker's temporaries (`..imgpolicy-cache.tmp-…`) a writer
+    /// killed while it wrote the marker left in the folder itself. The ones still held are
+    /// counted, with their bytes. Only regular files of those names are removed, never through a
+    /// symbolic link.
     func sweepTemporaries() -> (removed: Int, held: Int, heldBytes: Int, failures: [SystemError]) {
         var result = (removed: 0, held: 0, heldBytes: 0, failures: [SystemError]())
+        for name in FileIO.names(in: descriptor) ?? [] where Self.isMarkerWriterTemporary(name) {
+            sweepTemporary(name, in: descriptor, path: path + "/" + name, into: &result)
+        }
         let folderFD: Int32
         switch openSubfolder(Self.temporaryFolderName, create: false) {
         case .success(let fd): folderFD = fd
@@ -469,26 +457,33 @@ package final class DiskCacheFolder: Sendable {
         }
         defer { close(folderFD) }
         for name in FileIO.names(in: folderFD) ?? [] where Self.isTemporaryName(name) {
-            let fd = DescriptorReserve.admit(openat(folderFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
-            guard fd >= 0 else { continue }
-            defer { close(fd) }
-            var info = stat()
-            guard fstat(fd, &info) == 0, FileIO.isRegular(info) else { continue }
-            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-                result.held += 1
-                result.heldBytes += Int(info.st_size)
-                continue
-            }
-            // Only the very file locked: a writer may have renamed it away meanwhile.
-            var current = stat()
-            guard fstatat(folderFD, name, &current, AT_SYMLINK_NOFOLLOW) == 0, current.st_ino == info.st_ino, current.st_dev == info.st_dev else { continue }
-            if unlinkat(folderFD, name, 0) == 0 {
-                result.removed += 1
-            } else if errno != ENOENT {
-                result.failures.append(SystemError(path: path + "/tmp/" + name, errno: errno, action: "cannot remove the stale temporary file"))
-            }
+            sweepTemporary(name, in: folderFD, path: path + "/tmp/" + name, into: &result)
         }
         return result
+    }
+
+    /// Removes the temporary `name` of the folder open at `folderFD` when it is a regular file
+    /// (opened without following a link, non-blocking) that no writer holds locked.
+    private func sweepTemporary(_ name: String, in folderFD: Int32, path filePath: String,
+                                into result: inout (removed: Int, held: Int, heldBytes: Int, failures: [SystemError])) {
+        let fd = DescriptorReserve.admit(openat(folderFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, FileIO.isRegular(info) else { return }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            result.held += 1
+            result.heldBytes += Int(info.st_size)
+            return
+        }
+        // Only the very file locked: a writer may have renamed it away meanwhile.
+        var current = stat()
+        guard fstatat(folderFD, name, &current, AT_SYMLINK_NOFOLLOW) == 0, current.st_ino == info.st_ino, current.st_dev == info.st_dev else { return }
+        if unlinkat(folderFD, name, 0) == 0 {
+            result.removed += 1
+        } else if errno != ENOENT {
+            result.failures.append(SystemError(path: filePath, errno: errno, action: "cannot remove the stale temporary file"))
+        }
     }
 
     // MARK: - Files

@@ -1,10 +1,5 @@
 import Support
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import HTTPSemantics
 
 /// The cache's index on disk: an append-only file of 32-byte records ("stored with this size",
@@ -399,22 +394,22 @@ final class DiskCacheJournal: Sendable {
             case .failure(let error): throw error.cacheError
             }
             defer { close(temporaryFD) }
-            let (fd, name) = try folder.createTemporary(in: temporaryFD, prefix: "journal-")
             let bytes = Self.header(slotCount: content.slotCount, seed: content.seed) + content.encodedTable()
-            if let reason = FileIO.writeAll(fd, bytes) {
-                close(fd)
-                unlinkat(temporaryFD, name, 0)
-                throw DiskCacheError(path: path, message: "cannot rewrite the journal: \(reason)")
-            }
-            fchmod(fd, folder.fileMode)
-            guard renameat(temporaryFD, name, folder.descriptor, DiskCacheFolder.journalName) == 0 else {
-                let reason = errnoText()
-                close(fd)
-                unlinkat(temporaryFD, name, 0)
-                throw DiskCacheError(path: path, message: "cannot replace the journal: \(reason)")
+            // Support's atomic replace: a locked temporary `tmp/journal-<16 hex>`, renamed over
+            // the journal while this process still holds the old one's lock.
+            do throws(AtomicFileWriter.ReplaceFailure) {
+                try AtomicFileWriter.replace(bytes, named: DiskCacheFolder.journalName, inFolder: folder.descriptor, mode: folder.fileMode,
+                                             temporaryPrefix: "journal-", temporaryFolder: temporaryFD, locksTemporary: true,
+                                             durability: .none, existing: .anything)
+            } catch {
+                switch error.step {
+                case .create, .inspect, .notRegular: throw folder.temporaryFailure(error)
+                case .write: throw DiskCacheError(path: path, message: "cannot rewrite the journal: \(error.reason)")
+                case .setMode: throw DiskCacheError(path: path, message: "cannot rewrite the journal: cannot set the mode: \(error.reason)")
+                case .sync, .folderInPlace, .rename: throw DiskCacheError(path: path, message: "cannot replace the journal: \(error.reason)")
+                }
             }
             // Switch to the new file: a descriptor opened with O_APPEND.
-            close(fd)
             let newFD = DescriptorReserve.admit(openat(folder.descriptor, DiskCacheFolder.journalName, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC))
             guard newFD >= 0, fstat(newFD, &info) == 0 else {
                 if newFD >= 0 { close(newFD) }

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Support
 
 /// A journal's table left where it is, in the file, and read a few records at a time (`pread`),

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Support
 
 /// A moment in whole seconds since 1970-01-01 00:00:00 UTC, as HTTP dates carry it

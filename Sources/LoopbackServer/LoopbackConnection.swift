@@ -1,13 +1,5 @@
 import Support
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// One accepted connection of a `LoopbackHTTPServer`, as its handler writes to it. Used by one
 /// thread at a time (the connection's); the server closes the descriptor after the handler.
 package final class LoopbackConnection: @unchecked Sendable {

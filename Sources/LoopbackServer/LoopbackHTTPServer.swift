@@ -1,13 +1,5 @@
 import Support
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// An HTTP/1.1 server on 127.0.0.1 and a port the kernel picks: the one loopback server of the
 /// project, under the tests' `TestHTTPServer` (routes that misbehave on purpose) and the
 /// simulation's `SimulationServer` (a list's images at a seeded latency). It listens, accepts,

@@ -1,8 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
+import Support
 #else
 import Foundation
 #endif

@@ -3,13 +3,6 @@ import Support
 import Logging
 import Policy
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import HTTPSemantics
 
 /// Downloads images with libcurl: one thread owns a curl multi handle and all its easy handles;

@@ -1,11 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import HTTPSemantics
+import Support
 
 /// The wait a response asked for with `Retry-After` (RFC 9110 §10.2.3): a number of seconds, or
 /// an HTTP-date, taken relative to the response's own `Date` header when it has one (so that a

@@ -1,12 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
+#if canImport(Darwin)
 import Dispatch
 #endif
 import HTTPSemantics
+import Support
 
 /// Whoever waits for a `CurlTransport` to finish shutting down: a task (`shutdown()`) or a blocked
 /// thread (`syncShutdown()`).

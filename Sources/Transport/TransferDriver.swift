@@ -3,13 +3,6 @@ import Support
 import Logging
 import Policy
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import HTTPSemantics
 
 /// What runs on the transport thread: it owns the curl multi handle and every easy handle, starts,

@@ -3,13 +3,6 @@ import Support
 import Synchronization
 import HTTPSemantics
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What callers and the transport thread share: the line of transfers, the lifecycle, and the
 /// means to wake the thread. Callers enqueue and cancel; the thread takes work.

@@ -7,13 +7,6 @@ import Foundation
 #endif
 import Logging
 import Policy
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Support
 
 /// `--cache-dir DIR`, shared by the commands that use the disk cache.

@@ -5,13 +5,6 @@ import Foundation
 #endif
 import Policy
 import Support
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The exit statuses of `imgpolicy` (from BSD's sysexits.h), as documented in README.md.
 enum ExitStatus: Int32 {

@@ -1,13 +1,6 @@
 import Dispatch
 import Support
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Starts the concurrency runtime's own machinery while file descriptors are surely free, or
 /// refuses to run with one line (docs/command-inputs.md, "Too few file descriptors").

@@ -4,13 +4,6 @@
 // `FileHandle.standardOutput/standardError.write(_:)`, under the same names so that the command's
 // files read the same on every platform (on Apple platforms, without FoundationEssentials,
 // Foundation's own is used), and `exitProcess`. Paths as text are in `PathText`.
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Support
 #if canImport(FoundationEssentials)
 import FoundationEssentials

@@ -1,8 +1,5 @@
 import ArgumentParser
 import Fetch
-#if canImport(Glibc)
-import Glibc
-#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -5,9 +5,6 @@ import Testing
 import TestSupport
 import Support
 
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `kill -9` while `imgpolicy --fetch` loads hundreds of images: whatever a later run serves is
 /// byte for byte what the server sent, and no temporary file survives the next open of the cache.

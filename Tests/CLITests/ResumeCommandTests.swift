@@ -3,10 +3,8 @@ import Foundation
 import Policy
 import Testing
 import TestSupport
+import Support
 
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A download resumed across two processes: `imgpolicy --fetch` is killed (SIGKILL) once part of
 /// a body arrived and was kept; a second run asks only for the rest (`Range` + `If-Range`), and

@@ -9,10 +9,8 @@ import Foundation
 import Policy
 import Testing
 import TestSupport
+import Support
 
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Entries keep their HTTP freshness: stored, read back, refreshed in place after a 304,
 /// entries of the format without freshness still read, `no-store` never written.

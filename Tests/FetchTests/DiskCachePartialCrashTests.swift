@@ -9,10 +9,8 @@ import Foundation
 import Policy
 import Testing
 import TestSupport
+import Support
 
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `kill -9` on a real process that saves and appends a partial body: whatever is read back
 /// afterwards is a byte-exact prefix of the body, never a torn or damaged byte.

@@ -9,10 +9,8 @@ import Foundation
 import Policy
 import Testing
 import TestSupport
+import Support
 
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Partial bodies of interrupted transfers: kept, resumed, completed, bounded, never torn, never
 /// followed through a planted link.

@@ -297,4 +297,33 @@ struct DiskCacheSafetyTests {
         #expect(cache.statistics.count == 1)
         #expect(cache.counters.evictions == 1)
     }
+
+    /// A process killed while it wrote the marker leaves `..imgpolicy-cache.tmp-…` in the folder
+    /// itself: the next open removes it, but only a regular file of that name no live writer
+    /// holds, never a link (nor what it points to), a FIFO or another name.
+    @Test func staleMarkerTemporariesAreSweptAtOpen() throws {
+        let folder = TemporaryFolder()
+        try folder.write("outside", to: "outside.txt")
+        _ = try DiskCache(folder: folder.file("c"))
+        try folder.write("imgpolicy disk cache", to: "c/..imgpolicy-cache.tmp-0123456789abcdef")  // left by kill -9
+        try folder.write("imgpolicy disk cache", to: "c/..imgpolicy-cache.tmp-Ab3dE9")
+        #expect(symlink(folder.file("outside.txt"), folder.file("c/..imgpolicy-cache.tmp-00000000000000aa")) == 0)
+        #expect(mkfifo(folder.file("c/..imgpolicy-cache.tmp-00000000000000ff"), 0o600) == 0)
+        try FileManager.default.createDirectory(atPath: folder.file("c/..imgpolicy-cache.tmp-folder"), withIntermediateDirectories: false)
+        try folder.write("mine", to: "c/.imgpolicy-cache.tmp-notes")  // not the marker's temporary
+        let held = try folder.write("imgpolicy disk cache", to: "c/..imgpolicy-cache.tmp-fedcba9876543210")
+        let writer = open(held, O_RDONLY)
+        defer { close(writer) }
+        #expect(flock(writer, LOCK_EX) == 0)  // another process writing the marker right now
+        let opened = LockedList<DiskCache>()
+        #expect(completes { if let cache = try? DiskCache(folder: folder.file("c")) { opened.append(cache) } })
+        let cache = try #require(opened.values.first)
+        #expect(cache.counters.temporariesSwept == 2)
+        #expect(cache.counters.temporariesHeld == 1)
+        let left = try folder.list("c").filter { $0.hasPrefix("..") || $0.hasPrefix(".imgpolicy-cache.") }.sorted()
+        #expect(left == ["..imgpolicy-cache.tmp-00000000000000aa", "..imgpolicy-cache.tmp-00000000000000ff",
+                         "..imgpolicy-cache.tmp-fedcba9876543210", "..imgpolicy-cache.tmp-folder", ".imgpolicy-cache.tmp-notes"])
+        #expect(try folder.read("outside.txt") == "outside")
+        #expect(try folder.read("c/.imgpolicy-cache") == "imgpolicy disk cache: every entry here may be removed at any time\n")
+    }
 }

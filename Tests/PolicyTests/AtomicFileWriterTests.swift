@@ -63,4 +63,46 @@ struct AtomicFileWriterTests {
         #expect(try String(contentsOfFile: folder.file("owned/day.json"), encoding: .utf8) == "new")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("owned")) == ["day.json"])
     }
+
+    // MARK: - The one primitive, `replace`
+
+    @Test func replaceWithItsTemporaryInAnotherFolderReplacesALinkWithoutFollowingIt() throws {
+        try folder.write("outside", to: "outside.json")
+        try FileManager.default.createDirectory(atPath: folder.file("tmp"), withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: folder.file("shard"), withIntermediateDirectories: false)
+        #expect(symlink(folder.file("outside.json"), folder.file("shard/entry")) == 0)
+        let shardFD = try openFolder(folder.file("shard"))
+        defer { close(shardFD) }
+        let temporaryFD = try openFolder(folder.file("tmp"))
+        defer { close(temporaryFD) }
+        try AtomicFileWriter.replace(Array("new".utf8), named: "entry", inFolder: shardFD, mode: 0o640, temporaryPrefix: "entry-",
+                                     temporaryFolder: temporaryFD, locksTemporary: true, durability: .data, existing: .anything)
+        #expect(try String(contentsOfFile: folder.file("shard/entry"), encoding: .utf8) == "new")
+        #expect(try String(contentsOfFile: folder.file("outside.json"), encoding: .utf8) == "outside")
+        var info = stat()
+        #expect(lstat(folder.file("shard/entry"), &info) == 0 && FileKind(mode: info.st_mode) == .regular && info.st_mode & 0o777 == 0o640)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("tmp")).isEmpty)
+    }
+
+    @Test func anEmptyFolderInThePlaceIsRemovedAndOneHoldingAnythingIsRefused() throws {
+        try FileManager.default.createDirectory(atPath: folder.file("owned/empty"), withIntermediateDirectories: true)
+        try folder.write("keep", to: "owned/full/notes.txt")
+        let fd = try openFolder(folder.file("owned"))
+        defer { close(fd) }
+        try AtomicFileWriter.replace(Array("a".utf8), named: "empty", inFolder: fd, mode: 0o600, temporaryPrefix: "t-",
+                                     durability: .none, existing: .anythingOrAnEmptyFolder)
+        #expect(try String(contentsOfFile: folder.file("owned/empty"), encoding: .utf8) == "a")
+        #expect {
+            try AtomicFileWriter.replace(Array("b".utf8), named: "full", inFolder: fd, mode: 0o600, temporaryPrefix: "t-",
+                                         durability: .none, existing: .anythingOrAnEmptyFolder)
+        } throws: { error in
+            (error as? AtomicFileWriter.ReplaceFailure)?.step == .folderInPlace
+        }
+        // A regular file there now: `.regularFile` replaces it.
+        try AtomicFileWriter.replace(Array("b".utf8), named: "empty", inFolder: fd, mode: 0o600, temporaryPrefix: "t-",
+                                     durability: .none, existing: .regularFile)
+        #expect(try String(contentsOfFile: folder.file("owned/empty"), encoding: .utf8) == "b")
+        #expect(try folder.read("owned/full/notes.txt") == "keep")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("owned")).sorted() == ["empty", "full"], "no temporary left")
+    }
 }

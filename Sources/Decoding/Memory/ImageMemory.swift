@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Support
 
 /// Where the module takes memory whose size an image decides (decoded pixels, the resampled and
 /// the turned image, a PNG being written): `malloc`, checked. An allocation that fails is

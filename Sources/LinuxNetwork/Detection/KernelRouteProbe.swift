@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Support
 
 /// Asks the kernel which interface carries traffic to the internet, without sending anything:

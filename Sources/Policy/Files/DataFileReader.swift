@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Support
 
 /// Reads a whole data file (items, policy, settings) with errors that name the file and say
@@ -68,31 +61,18 @@ package enum DataFileReader {
         return PathBytes.displayed(buffer.prefix(count).map { UInt8(bitPattern: $0) })
     }
 
-    /// Reads `fd` to its end. `expectedSize` (the size `fstat` gave, 0 when unknown) sizes the
-    /// reads: a file on disk is read in one `read` of that size plus one that finds its end,
-    /// into memory that is not zeroed first (a 64 KiB zeroed buffer per file cost a decision
-    /// 16 page faults: docs/startup.md).
+    /// Reads `fd` to its end (`FileIO.readToEnd`, the package's one loop). `expectedSize` (the
+    /// size `fstat` gave, 0 when unknown) sizes the reads.
     static func readAll(fd: Int32, source: String, expectedSize: Int = 0) throws(DataFileError) -> [UInt8] {
-        var bytes: [UInt8] = []
-        let chunkSize = expectedSize > 0 ? min(expectedSize + 1, 1 << 16) : 1 << 16
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 1)
-        defer { chunk.deallocate() }
-        if expectedSize > 0 { bytes.reserveCapacity(min(expectedSize, maximumSize)) }
-        while true {
-            let count = systemRead(fd, chunk.baseAddress, chunk.count)
-            if count < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                if code == EAGAIN || code == EWOULDBLOCK {
-                    throw DataFileError(.unreadable, source: source, message: "has nothing to read now (a kernel or device file that waits for data), not a data file")
-                }
-                throw DataFileError(.unreadable, source: source, message: errnoText(code).lowercased(), systemErrno: code)
-            }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<count]))
-            if bytes.count > maximumSize {
-                throw DataFileError(.invalid, source: source, message: "larger than \(maximumSize >> 20) MiB, refusing to read it")
-            }
+        switch FileIO.readToEnd(fd, sizeHint: expectedSize, limit: maximumSize) {
+        case .bytes(let bytes):
+            return bytes
+        case .failed(let code) where code == EAGAIN || code == EWOULDBLOCK:
+            throw DataFileError(.unreadable, source: source, message: "has nothing to read now (a kernel or device file that waits for data), not a data file")
+        case .failed(let code):
+            throw DataFileError(.unreadable, source: source, message: errnoText(code).lowercased(), systemErrno: code)
+        case .tooLarge:
+            throw DataFileError(.invalid, source: source, message: "larger than \(maximumSize >> 20) MiB, refusing to read it")
         }
     }
 }

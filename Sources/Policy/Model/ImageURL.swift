@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Support
 
 /// An absolute `http` or `https` URL of an image: the only kind the SDK will ever load.

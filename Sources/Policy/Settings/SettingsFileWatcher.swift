@@ -1,5 +1,4 @@
 #if canImport(Glibc)
-import Glibc
 
 /// Watches one file's folder with inotify (so that an atomic replace, a rename over the file, is
 /// seen as well as a write in place or a removal) on a thread of its own, and calls back after

@@ -43,27 +43,24 @@ package enum AtomicFileWriter {
         let target = try regularTarget(of: path)
         let folder = parentFolder(of: target.path)
         if createFolders { try makeFolders(folder, for: path) }
-        let template = folder + "/" + temporaryName(for: target.path.split(separator: "/").last.map(String.init) ?? "file")
-        var templateBytes = Array(template.utf8CString)
-        let fd = templateBytes.withUnsafeMutableBufferPointer { DescriptorReserve.admit(mkstemp($0.baseAddress!)) }
-        guard fd >= 0 else { throw failure(path, "cannot create a temporary file: \(errnoText(errno).lowercased())") }
-        let temporary = String(decoding: templateBytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        var finished = false
-        defer {
-            if !finished { unlink(temporary) }
-        }
-        do {
-            defer { close(fd) }
-            try writeAll(bytes, to: fd, path: path)
-            fchmod(fd, target.mode ?? newFileMode)
-            guard fsync(fd) == 0 else { throw failure(path, "fsync failed: \(errnoText(errno).lowercased())") }
-        }
-        guard rename(temporary, target.path) == 0 else { throw failure(path, "rename failed: \(errnoText(errno).lowercased())") }
-        finished = true
-        let folderFD = DescriptorReserve.admit(open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC))
-        if folderFD >= 0 {
-            _ = fsync(folderFD)
-            close(folderFD)
+        let name = target.path.split(separator: "/").last.map(String.init) ?? "file"
+        // The folder is reached as the user's path says (its links followed, as `regularTarget`
+        // followed the file's); the rest is `replace`, relative to it.
+        var folderFD = DescriptorReserve.admit(open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC))
+        #if os(Linux)
+        // A folder that may be written and searched but not listed is still written (its own
+        // `fsync` is then skipped, as it was when it could not be opened).
+        // (`O_PATH`, which Swift's Glibc does not export: its value on every architecture Swift runs on.)
+        let pathOnly: Int32 = 0o10_000_000
+        if folderFD < 0 && errno == EACCES { folderFD = DescriptorReserve.admit(open(folder, pathOnly | O_DIRECTORY | O_CLOEXEC)) }
+        #endif
+        guard folderFD >= 0 else { throw failure(path, "cannot create a temporary file: \(errnoText(errno).lowercased())") }
+        defer { close(folderFD) }
+        do throws(ReplaceFailure) {
+            try replace(bytes, named: name, inFolder: folderFD, mode: target.mode ?? newFileMode,
+                        temporaryPrefix: temporaryPrefix(for: name), durability: .full, existing: .regularFile)
+        } catch {
+            throw failure(path, error, refusal: "not a regular file; refusing to replace it")
         }
     }
 
@@ -72,57 +69,28 @@ package enum AtomicFileWriter {
     /// `O_NOFOLLOW`, `renameat`), so a link planted in place of the folder or the file is never
     /// written through. The file at `name`, when there is one, must be regular (a symbolic link
     /// there is refused, not replaced); it keeps its permission bits, a new one gets `newFileMode`.
-    /// The temporary is `.NAME.tmp-` and 16 hexadecimal digits (`temporaryName(for:)`'s shape).
+    /// The temporary is `.NAME.tmp-` and 16 hexadecimal digits (`temporaryPrefix(for:)`).
     ///
     /// The one link rule of the package: files a user names (settings, `--output`) are written with
     /// `write(_:to:)`, which follows a link to the file the user meant; files the package owns (the
     /// usage ledger) with this, which never does.
     ///
-    /// - Parameter displayPath: the path the errors name.
+    /// - Parameters:
+    ///   - displayPath: the path the errors name.
+    ///   - locksTemporary: hold `flock(LOCK_EX)` on the temporary until it is renamed (the cache's
+    ///     marker: the cache removes only the marker temporaries it can lock, a killed writer's).
     package static func write(_ bytes: [UInt8], named name: String, inFolder folderFD: Int32, displayPath: String,
-                              newFileMode: mode_t = 0o600) throws(SystemError) {
-        var info = stat()
-        var mode = newFileMode
-        if fstatat(folderFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
-            let kind = FileKind(mode: info.st_mode)
-            guard kind == .regular else {
-                throw failure(displayPath, "is \(kind?.article ?? "a special file"), not a regular file; refusing to replace it (links are never followed here)")
-            }
-            mode = info.st_mode & 0o777
-        } else if errno != ENOENT {
-            throw failure(displayPath, errnoText(errno).lowercased())
+                              newFileMode: mode_t = 0o600, locksTemporary: Bool = false) throws(SystemError) {
+        do throws(ReplaceFailure) {
+            try replace(bytes, named: name, inFolder: folderFD, mode: newFileMode, temporaryPrefix: temporaryPrefix(for: name),
+                        locksTemporary: locksTemporary, durability: .full, existing: .regularFile)
+        } catch {
+            throw failure(displayPath, error, refusal: "not a regular file; refusing to replace it (links are never followed here)")
         }
-        let temporary = String(temporaryName(for: name).dropLast(6)) + FileIO.randomSuffix()
-        let fd = DescriptorReserve.admit(openat(folderFD, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode))
-        guard fd >= 0 else { throw failure(displayPath, "cannot create a temporary file: \(errnoText(errno).lowercased())") }
-        var finished = false
-        defer {
-            if !finished { unlinkat(folderFD, temporary, 0) }
-        }
-        do {
-            defer { close(fd) }
-            try writeAll(bytes, to: fd, path: displayPath)
-            fchmod(fd, mode)
-            guard fsync(fd) == 0 else { throw failure(displayPath, "fsync failed: \(errnoText(errno).lowercased())") }
-        }
-        guard renameat(folderFD, temporary, folderFD, name) == 0 else {
-            throw failure(displayPath, "rename failed: \(errnoText(errno).lowercased())")
-        }
-        finished = true
-        _ = fsync(folderFD)
     }
 
     /// The longest name most file systems take (ext4, XFS, Btrfs, tmpfs: 255 bytes).
     package static let longestName = 255
-
-    /// `.NAME.tmp-XXXXXX` (a `mkstemp` template) for a file named `name`, its `NAME` part cut (at a
-    /// character) so that the whole is never longer than `longestName` when `name` is not: a
-    /// name the file system takes is always written (a name of 244 to 255 bytes used to fail).
-    package static func temporaryName(for name: String) -> String {
-        var base = Substring(name)
-        while base.utf8.count + 12 > longestName, !base.isEmpty { base = base.dropLast() }
-        return "." + base + ".tmp-XXXXXX"
-    }
 
     /// Checks, without writing anything, what can be checked before `path` is written: a target
     /// that is not a regular file (as `write` refuses it), a path or a name too long for the file
@@ -222,5 +190,19 @@ package enum AtomicFileWriter {
 
     private static func failure(_ path: String, _ message: String) -> SystemError {
         SystemError(path: path, errno: 0, action: message)
+    }
+
+    /// A failed `replace` of `path` as the messages of `write` (`refusal`: what follows the kind
+    /// of a file that is not regular).
+    private static func failure(_ path: String, _ error: ReplaceFailure, refusal: String) -> SystemError {
+        switch error.step {
+        case .inspect: failure(path, error.reason)
+        case .notRegular(let kind): failure(path, "is \(kind?.article ?? "a special file"), \(refusal)")
+        case .create: failure(path, error.errno == 0 ? "cannot create a temporary file" : "cannot create a temporary file: \(error.reason)")
+        case .write: failure(path, "write failed: \(error.reason)")
+        case .setMode: failure(path, "cannot set the mode: \(error.reason)")
+        case .sync: failure(path, "fsync failed: \(error.reason)")
+        case .folderInPlace, .rename: failure(path, "rename failed: \(error.reason)")
+        }
     }
 }

@@ -8,7 +8,7 @@ import Darwin
 
 /// Reading, writing and listing through open descriptors: the package's one copy of each loop
 /// (`EINTR` retried, short reads and writes continued), used by the disk cache, the usage ledger,
-/// the atomic file writer and the command's output.
+/// the data files (`readToEnd`), the atomic file writer and the command's output.
 ///
 /// ```swift
 /// if let failure = FileIO.writeAll(fd, bytes) { throw SystemError(path: path, errno: 0, action: "write failed: \(failure)") }
@@ -64,6 +64,40 @@ package enum FileIO {
             done += count
         }
         return true
+    }
+
+    /// What `readToEnd` found.
+    package enum ReadToEnd: Sendable, Equatable {
+        /// Every byte up to the end.
+        case bytes([UInt8])
+        /// A read failed with this `errno` (`EAGAIN`: a non-blocking descriptor with nothing to read now).
+        case failed(Int32)
+        /// More than the limit: reading stopped there.
+        case tooLarge
+    }
+
+    /// Reads `fd` from its position to its end (a pipe, a procfs file or a file on disk), retrying
+    /// `EINTR`: the package's one streaming read-all loop. `sizeHint` (the size `fstat` gave, 0
+    /// when unknown) sizes the reads: a file on disk is read in one `read` of that size plus one
+    /// that finds its end, into memory that is not zeroed first (a 64 KiB zeroed buffer per file
+    /// cost a decision 16 page faults: docs/startup.md). More than `limit` bytes is `.tooLarge`.
+    package static func readToEnd(_ fd: Int32, sizeHint: Int = 0, limit: Int) -> ReadToEnd {
+        var bytes: [UInt8] = []
+        let chunkSize = sizeHint > 0 ? min(sizeHint + 1, 1 << 16) : 1 << 16
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 1)
+        defer { chunk.deallocate() }
+        if sizeHint > 0 { bytes.reserveCapacity(min(sizeHint, limit)) }
+        while true {
+            let count = systemRead(fd, chunk.baseAddress, chunk.count)
+            if count < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                return .failed(code)
+            }
+            if count == 0 { return .bytes(bytes) }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<count]))
+            if bytes.count > limit { return .tooLarge }
+        }
     }
 
     /// Writes all of `bytes` to `fd` at `offset` (`pwrite`), retrying short writes and `EINTR`:
