@@ -59,6 +59,13 @@ public struct DataFileError: Error, Sendable, Equatable, CustomStringConvertible
         self.message = message
     }
 
+    /// Whether `lhs` and `rhs` say the same thing of the same file: code, source, line, context
+    /// and message (`systemErrno` is a detail of the message, not compared).
+    public static func == (lhs: DataFileError, rhs: DataFileError) -> Bool {
+        lhs.code == rhs.code && lhs.source == rhs.source && lhs.line == rhs.line && lhs.context == rhs.context
+            && lhs.message == rhs.message
+    }
+
     /// The one-line message: `source: line N: context: message`.
     public var description: String {
         var parts = [source]
