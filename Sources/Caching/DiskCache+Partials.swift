@@ -45,8 +45,8 @@ extension DiskCache {
 
     /// Partial bodies and their bytes, as this process last saw them (read when the cache opened,
     /// kept up to date by this process's own saves, appends and removals).
-    public var partialStatistics: (count: Int, bytes: Int) {
-        partials.withLock { ($0.byKey.count, $0.bytes) }
+    public var partialStatistics: Holdings {
+        partials.withLock { Holdings(count: $0.byKey.count, bytes: $0.bytes) }
     }
 
     /// Keeps the first bytes of `url`'s body, received before its transfer stopped, with the

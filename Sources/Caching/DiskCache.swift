@@ -371,9 +371,23 @@ public final class DiskCache: CacheInspecting {
         }
     }
 
+    /// What a disk cache holds: entries, or partial bodies, and their bytes.
+    public struct Holdings: Sendable, Equatable {
+        /// How many.
+        public var count: Int
+        /// Their bytes in all.
+        public var bytes: Int
+
+        /// Creates a read-out.
+        public init(count: Int, bytes: Int) {
+            self.count = count
+            self.bytes = bytes
+        }
+    }
+
     /// Entries and bytes in the index.
-    public var statistics: (count: Int, bytes: Int) {
-        index.withLock { ($0.count, $0.totalBytes) }
+    public var statistics: Holdings {
+        index.withLock { Holdings(count: $0.count, bytes: $0.totalBytes) }
     }
 
     /// Failures and clean-ups so far (see `Counters`).

@@ -131,8 +131,20 @@ public final class MemoryCache: CacheInspecting {
         state.withLock { $0.nodes[url] != nil }
     }
 
+    /// What a memory cache holds and how it was asked.
+    public struct Statistics: Sendable, Equatable {
+        /// Images held.
+        public var count: Int
+        /// Their bytes in all.
+        public var bytes: Int
+        /// `image(for:)` calls that found an image.
+        public var hits: Int
+        /// `image(for:)` calls that found none.
+        public var misses: Int
+    }
+
     /// Images held, their total bytes, and the hit and miss counts of `image(for:)`.
-    public var statistics: (count: Int, bytes: Int, hits: Int, misses: Int) {
-        state.withLock { ($0.nodes.count, $0.totalBytes, $0.hits, $0.misses) }
+    public var statistics: Statistics {
+        state.withLock { Statistics(count: $0.nodes.count, bytes: $0.totalBytes, hits: $0.hits, misses: $0.misses) }
     }
 }

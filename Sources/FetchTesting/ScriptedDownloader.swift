@@ -105,8 +105,16 @@ public final class ScriptedDownloader: ImageDownloading {
     public var inFlightCount: Int { state.withLock { $0.requests.count - $0.finished } }
 
     /// How many times `suspend()` and `resume()` were called.
-    public var suspensions: (suspend: Int, resume: Int) {
-        state.withLock { ($0.suspendCount, $0.resumeCount) }
+    public struct Suspensions: Sendable, Equatable {
+        /// Calls of `suspend()`.
+        public var suspend: Int
+        /// Calls of `resume()`.
+        public var resume: Int
+    }
+
+    /// How many times `suspend()` and `resume()` were called.
+    public var suspensions: Suspensions {
+        state.withLock { Suspensions(suspend: $0.suspendCount, resume: $0.resumeCount) }
     }
 
     /// The priority each download was asked with, when it was asked, in the order of the calls.

@@ -335,9 +335,24 @@ public final class CurlTransport: ImageDownloading {
         scheduler.setSuspended(false)
     }
 
+    /// Transfers running and waiting at one moment.
+    public struct Load: Sendable, Equatable {
+        /// Transfers on a connection.
+        public var running: Int
+        /// Transfers waiting for one.
+        public var waiting: Int
+
+        /// Creates a read-out.
+        public init(running: Int, waiting: Int) {
+            self.running = running
+            self.waiting = waiting
+        }
+    }
+
     /// Transfers running and waiting: for statistics and tests.
-    public var load: (running: Int, waiting: Int) {
-        scheduler.load
+    public var load: Load {
+        let (running, waiting) = scheduler.load
+        return Load(running: running, waiting: waiting)
     }
 
     /// Cancels every transfer (their downloads throw `.cancelled`, also those waiting to retry),

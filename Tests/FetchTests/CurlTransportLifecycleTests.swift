@@ -33,7 +33,7 @@ struct CurlTransportLifecycleTests {
         let running = Task { try await transport.download(url("/hang")) }
         #expect(await waitUntil { server.hits("/hang") == 1 })
         let waiting = Task { try await transport.download(url("/image")) }
-        #expect(await waitUntil { transport.load == (running: 1, waiting: 1) })
+        #expect(await waitUntil { transport.load == .init(running: 1, waiting: 1) })
         return (transport, [running, waiting])
     }
 
@@ -49,7 +49,7 @@ struct CurlTransportLifecycleTests {
             await #expect(throws: FetchError.self) { try await task.value }
             #expect((try? await task.value) == nil)
         }
-        #expect(transport.load == (0, 0))
+        #expect(transport.load == .init(running: 0, waiting: 0))
         // Afterwards: downloads fail at once as asked for after the shutdown (not as cancelled),
         // and shutting down again is harmless.
         await #expect(throws: FetchError(url: url("/image"), code: .alreadyShutdown)) { try await transport.download(url("/image")) }

@@ -183,7 +183,7 @@ struct CurlTransportTests {
         task.cancel()
         // The server never answers: only the cancellation can end the download.
         await #expect(throws: FetchError(url: url("/hang"), code: .cancelled)) { try await task.value }
-        #expect(transport.load == (0, 0))
+        #expect(transport.load == .init(running: 0, waiting: 0))
         await transport.shutdown()
     }
 
@@ -196,7 +196,7 @@ struct CurlTransportTests {
         let stuck = Task { try await transport.download(url("/hang")) }
         #expect(await waitUntil { server.hits("/hang") == 1 })
         async let next = transport.download(url("/next"))
-        #expect(await waitUntil { transport.load == (running: 1, waiting: 1) })
+        #expect(await waitUntil { transport.load == .init(running: 1, waiting: 1) })
         stuck.cancel()
         await #expect(throws: FetchError(url: url("/hang"), code: .cancelled)) { try await stuck.value }
         // Without the wake-up and the freed slot, this waits for the hour-long poll.

@@ -68,7 +68,7 @@ struct ScriptedDownloaderTests {
         let pipeline = ImagePipeline(downloader: downloader, disk: nil)
         pipeline.suspendDownloads()
         pipeline.resumeDownloads()
-        #expect(downloader.suspensions == (suspend: 1, resume: 1))
+        #expect(downloader.suspensions.suspend == 1 && downloader.suspensions.resume == 1)
     }
 }
 
