@@ -55,7 +55,7 @@ package final class ImageListAdapter: SimulatedList {
             content = .upgrade(variant, url: image.url, bytes: image.bytes)
             fromNetwork = image.source == .network
         case .failed(_, _, _, let error, let fallback):
-            content = .failed(cancelled: error.code == .cancelled, fallback: fallback.map { (.thumbnail, $0.url, $0.bytes) })
+            content = .failed(cancelled: error.code == .cancelled, error: error, fallback: fallback.map { (.thumbnail, $0.url, $0.bytes) })
         }
         return Delivery(target: .row(event.row), item: event.item, content: content, fromNetwork: fromNetwork)
     }

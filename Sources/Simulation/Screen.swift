@@ -1,3 +1,4 @@
+import Fetch
 import Policy
 import Support
 
@@ -56,6 +57,11 @@ package final class Screen {
         /// Events for rows not on screen (near or prefetched rows): nothing to show.
         var offscreenEvents = 0
         var failures = 0
+        /// Failures for want of resources (descriptors, threads, memory) or of the local disk:
+        /// the run could not do what it measures, so its figures say nothing of the SDK.
+        package var resourceFailures = 0
+        /// The first such failure, for the report and the command's error line.
+        package var firstResourceFailure: String?
         /// Distinct rows on screen by network kind.
         var rowsShown: [String: Set<Int>] = [:]
         /// Each network change after the first: when, to what, the gesture then, and how many
@@ -209,8 +215,12 @@ package final class Screen {
                 return problem(stale: false, "row \(row): image bytes of \(SimulationServer.path(in: bytes) ?? "something else") for \(url)")
             }
             if case .upgrade = delivery.content { image = (Self.rank(variant), true) } else { image = (Self.rank(variant), false) }
-        case .failed(let cancelled, let fallback):
+        case .failed(let cancelled, let error, let fallback):
             figures.failures += 1
+            if let error, error.code.kind == .outOfResources || error.code.kind == .localIO {
+                figures.resourceFailures += 1
+                if figures.firstResourceFailure == nil { figures.firstResourceFailure = error.description }
+            }
             if cancelled { return problem(stale: true, "row \(row): a cancelled load was reported") }
             guard let (variant, url, bytes) = fallback else { return }
             guard matches(delivery.item, variant, url, bytes) else {

@@ -1,3 +1,4 @@
+import Fetch
 import Policy
 
 /// What a simulation drives: the SDK's list (through an adapter) or the naive baseline. Every
@@ -37,8 +38,8 @@ package struct Delivery: Sendable {
         case image(Variant, url: ImageURL, bytes: [UInt8])
         /// A better image replacing the shown one.
         case upgrade(Variant, url: ImageURL, bytes: [UInt8])
-        /// The load failed: whether it was reported as cancelled, and the fallback if any.
-        case failed(cancelled: Bool, fallback: (Variant, url: ImageURL, bytes: [UInt8])?)
+        /// The load failed: whether it was reported as cancelled, why, and the fallback if any.
+        case failed(cancelled: Bool, error: FetchError?, fallback: (Variant, url: ImageURL, bytes: [UInt8])?)
     }
 
     package var target: Target

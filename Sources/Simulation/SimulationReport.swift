@@ -36,6 +36,10 @@ package struct SimulationReport {
     package var upgradeLatency: Percentiles { Percentiles(sdk.screen.upgradeLatency) }
     package var firstScreen: Percentiles { Percentiles(sdk.screen.firstScreen) }
 
+    /// Whether the run's loads failed for want of resources (the command exits 74: its figures
+    /// measured nothing of the SDK).
+    package var ranShortOfResources: Bool { sdk.screen.resourceFailures > 0 }
+
     /// Whether the run must exit 1: a wrong-slot or stale delivery or a duplicate transfer.
     package var failed: Bool {
         sdk.screen.wrongSlotDeliveries + sdk.screen.staleDeliveries + sdk.server.duplicateTransfers > 0
@@ -47,6 +51,12 @@ package struct SimulationReport {
 
     package var goals: [Goal] {
         var goals: [Goal] = []
+        // A run whose loads failed for want of descriptors, threads, memory or disk measured
+        // nothing of the SDK: said first, so that no other goal reads as met on its own.
+        goals.append(Goal(name: "no load failed for want of resources (descriptors, threads, memory, disk)",
+                          met: sdk.screen.resourceFailures == 0,
+                          detail: sdk.screen.resourceFailures == 0 ? "none"
+                            : "\(sdk.screen.resourceFailures) failed; the first: \(sdk.screen.firstResourceFailure ?? "?")"))
         let problems = sdk.screen.wrongSlotDeliveries + sdk.screen.staleDeliveries + sdk.server.duplicateTransfers
         goals.append(Goal(name: "no wrong-slot, stale or duplicate", met: problems == 0,
                           detail: "\(sdk.screen.wrongSlotDeliveries) wrong-slot, \(sdk.screen.staleDeliveries) stale, \(sdk.server.duplicateTransfers) duplicate"))
@@ -105,6 +115,10 @@ package struct SimulationReport {
             lines.append(isSDK ? "SDK (\(pass.list)):" : "baseline (naive: every visible row loads the original, nothing cancelled or shared):")
             lines.append("  wrong-slot deliveries \(pass.screen.wrongSlotDeliveries), stale deliveries \(pass.screen.staleDeliveries), duplicate transfers \(pass.server.duplicateTransfers)")
             lines.append("  requests \(pass.server.requests), bytes \(pass.server.totalBytes)" + Self.byNetworkText(pass.server))
+            if pass.screen.failures > 0 {
+                lines.append("  failed loads \(pass.screen.failures), for want of resources \(pass.screen.resourceFailures)"
+                             + (pass.screen.firstResourceFailure.map { " (the first: " + TerminalText.escaped($0) + ")" } ?? ""))
+            }
             let entry = Percentiles(pass.screen.timeToVisibleFromEntry)
             lines.append("  time to visible: p50 \(Self.ms(ttv.p50)) ms, p95 \(Self.ms(ttv.p95)) ms, max \(Self.ms(ttv.max)) ms (\(ttv.count) rows; \(pass.screen.leftWithoutImage) left the screen first)")
             lines.append("    from the row's appearance (flings included): p50 \(Self.ms(entry.p50)) ms, p95 \(Self.ms(entry.p95)) ms, max \(Self.ms(entry.max)) ms")

@@ -53,7 +53,10 @@ struct SimulateCommandTests {
         #expect(Self.bytes(baseline, "cellular", "original") > Self.bytes(object, "cellular", "thumbnail"))
         #expect(Self.bytes(baseline, "cellular", "thumbnail") == 0)
         let goals = try #require(object["goals"] as? [[String: Any]])
-        #expect(goals.count == 6)
+        #expect(goals.count == 7)
+        // First: no load failed for want of resources (else nothing else means anything).
+        #expect(goals.first?["name"] as? String == "no load failed for want of resources (descriptors, threads, memory, disk)")
+        #expect(goals.first?["met"] as? Bool == true)
         // The first screen: 8 rows on screen, 6 connections to the host: the goal does not apply.
         let firstScreen = try #require(object["firstScreenMs"] as? [String: Any])
         #expect((firstScreen["count"] as? Int ?? 0) + (firstScreen["leftWithoutImage"] as? Int ?? 0) == 8)

@@ -135,7 +135,7 @@ struct SimulateParsingTests {
         screen.deliver(Delivery(target: .row(0), item: items[0], content: Self.image(items[0], .original)))
         screen.deliver(Delivery(target: .row(0), item: items[0], content: Self.image(items[0], .thumbnail)))
         screen.deliver(Delivery(target: .row(0), item: items[0], content: .placeholder))
-        screen.deliver(Delivery(target: .row(1), item: items[1], content: .failed(cancelled: true, fallback: nil)))
+        screen.deliver(Delivery(target: .row(1), item: items[1], content: .failed(cancelled: true, error: nil, fallback: nil)))
         screen.stop()
         screen.deliver(Delivery(target: .row(1), item: items[1], content: Self.image(items[1], .thumbnail)))
         #expect(screen.figures.staleDeliveries == 4)

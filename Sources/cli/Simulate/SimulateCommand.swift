@@ -25,7 +25,8 @@ struct SimulateCommand: AsyncParsableCommand {
             stale event, or transferred a URL twice; 64 usage error (a bad --latency, \
             --network-script, size, count or seed, an unknown policy, --set of a setting the \
             policy does not declare, a bad --connections-per-host); 65 a bad policy file; 66 a policy file that cannot be read; \
-            74 the server or the temporary cache could not be set up.
+            74 the server or the temporary cache could not be set up, or loads failed for want of \
+            descriptors, threads, memory or disk (the figures then measure nothing).
             """
     )
 
@@ -139,6 +140,11 @@ struct SimulateCommand: AsyncParsableCommand {
         }
         let output = json ? JSONWriter.compactText(of: report.json) + "\n" : report.text
         FileHandle.standardOutput.write(Data(output.utf8))
+        if report.ranShortOfResources {
+            let screen = report.sdk.screen
+            throw CommandFailure("simulate: \(screen.resourceFailures) of the SDK's loads failed for want of resources, so its figures measure nothing "
+                                 + "(the first: \(screen.firstResourceFailure ?? "?"))", status: .ioError)
+        }
         if report.failed {
             let sdk = report.sdk
             throw CommandFailure("the SDK's list made \(sdk.screen.wrongSlotDeliveries) wrong-slot and \(sdk.screen.staleDeliveries) stale deliveries and \(sdk.server.duplicateTransfers) duplicate transfers",
