@@ -95,11 +95,28 @@ struct ImageLadderTests {
         (#"{"template": {"url": "https://c.example/{width}.jpg", "widths": [400]}, "thumbnail": "https://c.example/t.jpg"}"#,
          #"l.json: line 1: "thumbnail" is given without "original": an item with a ladder and no "original" takes its widest rung as the original and its narrowest as the thumbnail"#),
         (#"{"id": "x"}"#, #"l.json: line 1: "original" is missing (or a "ladder" or "template" to make it from)"#),
+        // From the probe: one URL for two widths (the placeholder in the fragment, which is dropped,
+        // or a URL written twice) would serve the wide image as the narrow rung.
+        (#"{"template": {"url": "http://127.0.0.1:9/p.png#w={width}", "widths": [100, 800]}}"#,
+         #"l.json: line 1: "template": the {width} placeholder is in the fragment (after #), which is never sent to the server: every width would be one URL"#),
+        (#"{"ladder": [{"url": "https://c.example/a.jpg", "width": 200}, {"url": "https://c.example/a.jpg#big", "width": 800}]}"#,
+         #"l.json: line 1: "ladder": the rungs of 200 and 800 pixels have one URL (https://c.example/a.jpg); each width needs its own"#),
+        // The placeholder is found in the bytes: a combining mark after it does not hide it.
+        ("{\"template\": {\"url\": \"https://a.example/{width}\u{0301}/{width}.jpg\", \"widths\": [200]}}",
+         #"l.json: line 1: "template": the template holds {width} 2 times; it must hold it once"#),
         (#"[{"original": "https://c.example/o.jpg"}, {"ladder": [{"url": "https://c.example/a.jpg", "width": 0}]}]"#,
          #"l.json: line 1: item 2, "ladder" rung 1: "width" must be a whole number of pixels from 1 to 1000000, found 0"#),
     ])
     func hostileLaddersAreOneLineNamingTheKey(_ json: String, _ message: String) {
         #expect(problem(json) == message)
+    }
+
+    /// A placeholder followed by a combining mark is still one placeholder; a null thumbnail
+    /// beside a ladder means none, as null does everywhere else.
+    @Test func aPlaceholderBeforeACombiningMarkAndANullThumbnail() throws {
+        let item = try #require(try items("{\"template\": {\"url\": \"https://a.example/x.jpg?w={width}\u{0301}\", \"widths\": [200, 400]}, \"thumbnail\": null}").first)
+        #expect(item.ladder?.rungs.map(\.url.absoluteString) == ["https://a.example/x.jpg?w=200\u{0301}", "https://a.example/x.jpg?w=400\u{0301}"])
+        #expect(item.ladder?.rungs.count == 2 && item.thumbnailWidth == 200)
     }
 
     @Test func tooManyRungsOrWidthsAreRefused() {

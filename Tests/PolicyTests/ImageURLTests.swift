@@ -7,7 +7,7 @@ struct ImageURLTests {
         "http://a", "https://A.Example.COM/x.jpg", "https://img.example:1/x", "https://img.example:65535/x",
         "https://127.0.0.1:8080/x", "http://[::1]/x", "http://[2001:db8::1]:443/x", "https://xn--bcher-kva.example/b.png",
         "https://a-b.c-d.example/x?q=1", "https://9gag.example/x", "https://localhost?x", "https://h",
-        "https://img.example./x", "http://1.2.3.4./x",
+        "https://img.example./x", "http://1.2.3.4./x", "https://0xcafe.example/x", "https://cdn.0x7f.example/x",
     ])
     func accepts(_ text: String) {
         #expect(ImageURL.problem(with: text) == nil, "\(ImageURL.problem(with: text) ?? "")")
@@ -60,6 +60,14 @@ struct ImageURLTests {
         ("https://" + Array(repeating: "abcdefghi", count: 26).joined(separator: ".") + "/x", "longer than 253"),
         ("https://1.2.3.999/x", "is not a valid IPv4 address"),
         ("https://1.2.3/x", "is not a valid IPv4 address"),
+        // Hexadecimal and lone-number hosts reach an address through libcurl (a probe's
+        // http://0x7f000001/ connected to 127.0.0.1): refused like 127.1 and 2130706433.
+        ("http://0x7f000001:8080/x", "is not a valid IPv4 address"),
+        ("http://0x7/x", "is not a valid IPv4 address"),
+        ("http://0X7F.0.0.1/x", "is not a valid IPv4 address"),
+        ("http://1.2.3.0x4/x", "is not a valid IPv4 address"),
+        ("http://img.example.0x/x", "is not a valid IPv4 address"),
+        ("http://2130706433/x", "is not a valid IPv4 address"),
         ("https://[::1/x", "unclosed IPv6 address"),
         ("https://[zz::1]/x", "is not a valid IPv6 address"),
         ("https://[fe80::1%25eth0]/x", "is not a valid IPv6 address"),

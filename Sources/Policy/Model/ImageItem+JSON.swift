@@ -57,7 +57,7 @@ extension ImageItem {
         guard let original else {
             guard let ladder else { throw reader.error("\"original\" is missing (or a \"ladder\" or \"template\" to make it from)") }
             // The two-rung case is made from the ladder: the keys that describe it would disagree.
-            for key in ["thumbnail", "originalWidth", "thumbnailWidth"] where reader.value(key) != nil {
+            for key in ["thumbnail", "originalWidth", "thumbnailWidth"] where reader.value(key).map({ if case .null = $0.kind { false } else { true } }) ?? false {
                 throw reader.error("\"\(key)\" is given without \"original\": an item with a ladder and no \"original\" takes its widest rung as the original and its narrowest as the thumbnail",
                                    at: reader.value(key))
             }

@@ -52,11 +52,16 @@ public struct ImageLadder: Sendable, Hashable {
     /// - Throws: ``Problem`` when the template does not hold ``widthPlaceholder`` exactly once, a
     ///   URL it makes is not valid, or the widths break the rules of ``init(rungs:)``.
     public init(template: String, widths: [Int]) throws(Problem) {
-        let parts = template.split(separator: Self.widthPlaceholder, omittingEmptySubsequences: false).map(String.init)
+        // Found in the bytes, not among characters: "{width}" followed by a combining mark is
+        // still the placeholder (a character split would not see it, or see one too few).
+        let parts = Self.split(template, at: Self.widthPlaceholder)
         guard parts.count == 2 else {
             throw Problem(description: parts.count == 1
                 ? "the template holds no \(Self.widthPlaceholder) placeholder"
                 : "the template holds \(Self.widthPlaceholder) \(parts.count - 1) times; it must hold it once")
+        }
+        if parts[0].utf8.contains(UInt8(ascii: "#")) {
+            throw Problem(description: "the \(Self.widthPlaceholder) placeholder is in the fragment (after #), which is never sent to the server: every width would be one URL")
         }
         try Self.check(count: widths.count)
         var rungs: [ImageRung] = []
@@ -64,11 +69,9 @@ public struct ImageLadder: Sendable, Hashable {
         for (position, width) in widths.enumerated() {
             try Self.check(width: width, at: "width \(position + 1)")
             let text = parts[0] + String(width) + parts[1]
-            if let problem = ImageURL.problem(with: text) {
-                throw Problem(description: "the template makes an invalid URL for width \(width): \(problem)")
-            }
+            // Checked once: the problem is worked out only for a URL that is refused.
             guard let url = ImageURL(text) else {
-                throw Problem(description: "the template makes an invalid URL for width \(width)")
+                throw Problem(description: "the template makes an invalid URL for width \(width): \(ImageURL.problem(with: text) ?? "not a URL")")
             }
             rungs.append(ImageRung(url: url, width: width))
         }
@@ -115,6 +118,31 @@ public struct ImageLadder: Sendable, Hashable {
         for (narrower, wider) in zip(sorted, sorted.dropFirst()) where narrower.width == wider.width {
             throw Problem(description: "two rungs are \(wider.width) pixels wide; widths must be distinct")
         }
+        // One URL for two widths (written twice, or differing only after #, which is dropped)
+        // would download one body for both: the narrow rung would be the wide image.
+        var seen: [ImageURL: Int] = [:]
+        for rung in sorted {
+            if let other = seen.updateValue(rung.width, forKey: rung.url) {
+                throw Problem(description: "the rungs of \(other) and \(rung.width) pixels have one URL (\(rung.url)); each width needs its own")
+            }
+        }
         return sorted
+    }
+
+    /// `text` cut at each occurrence of `separator`, compared byte by byte (UTF-8).
+    private static func split(_ text: String, at separator: String) -> [String] {
+        let bytes = Array(text.utf8), needle = Array(separator.utf8)
+        var parts: [String] = [], start = 0, index = 0
+        while index + needle.count <= bytes.count {
+            if bytes[index..<index + needle.count].elementsEqual(needle) {
+                parts.append(String(decoding: bytes[start..<index], as: UTF8.self))
+                index += needle.count
+                start = index
+            } else {
+                index += 1
+            }
+        }
+        parts.append(String(decoding: bytes[start...], as: UTF8.self))
+        return parts
     }
 }

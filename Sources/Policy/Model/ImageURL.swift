@@ -163,10 +163,22 @@ public struct ImageURL: Sendable, Hashable, Comparable, CustomStringConvertible 
                 return "the host \"\(host)\" is not a valid host name (labels of letters, digits and \"-\", separated by dots)"
             }
         }
-        if let last = labels.last, last.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), !isIPAddress(qualified, family: AF_INET) {
-            return "the host \"\(host)\" is not a valid IPv4 address"
+        // A host whose last label is a number (decimal, or hexadecimal after 0x) is an IPv4
+        // address to libcurl and to browsers (`0x7f000001`, `127.1`, `1.2.3.0x4` all reach an
+        // address): it must be a dotted quad, else two spellings of one address would pass.
+        if let last = labels.last, Self.isNumber(last), !isIPAddress(qualified, family: AF_INET) {
+            return "the host \"\(host)\" is not a valid IPv4 address (only a dotted quad such as 127.0.0.1)"
         }
         return nil
+    }
+
+    /// Whether `label` reads as a number: decimal digits, or `0x`/`0X` and hexadecimal digits.
+    private static func isNumber(_ label: Substring) -> Bool {
+        let bytes = Array(label.utf8)
+        if bytes.count >= 2, bytes[0] == UInt8(ascii: "0"), bytes[1] | 0x20 == UInt8(ascii: "x") {
+            return bytes.dropFirst(2).allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }
+        }
+        return !bytes.isEmpty && bytes.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
     }
 
     private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
