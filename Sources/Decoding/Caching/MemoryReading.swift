@@ -55,20 +55,14 @@ public struct MemoryReading: Sendable {
         }
     }
 
-    /// The first 64 KB of a file (procfs and cgroupfs files report no size), nil when unreadable.
+    /// A small file read whole (procfs and cgroupfs files report no size: read to their end,
+    /// `FileIO.readToEnd`); nil when unreadable or over 64 KiB.
     static func readSmallFile(_ path: String) -> String? {
         let fd = DescriptorReserve.admit(open(path, O_RDONLY | O_CLOEXEC))
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 65_536)
-        var count = 0
-        while count < bytes.count {
-            let n = bytes.withUnsafeMutableBufferPointer { buffer in Glibc.read(fd, buffer.baseAddress.map { $0 + count }, buffer.count - count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            count += n
-        }
-        return String(decoding: bytes[..<count], as: UTF8.self)
+        guard case .bytes(let bytes) = FileIO.readToEnd(fd, limit: 64 << 10) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
