@@ -41,7 +41,7 @@ import LinuxNetwork
 /// the system made down in order, once, however often and from however many tasks it is called.
 /// Loads asked for afterwards through the system (``load(_:displayWidth:)``, ``loader``, and the
 /// slots and lists made with it) end at once as `.failed(…)` with
-/// ``/Transport/FetchError/Code-swift.enum/alreadyShutdown``, never hang and never trap; a
+/// ``/Transport/FetchError/Code-swift.struct/alreadyShutdown``, never hang and never trap; a
 /// list still shows what it reads from the memory and disk caches (a cached thumbnail, the
 /// placeholder), which costs no transfer. Parts
 /// given as `.shared(…)` stay the caller's and are not shut down. A system deinitialised
@@ -50,7 +50,7 @@ import LinuxNetwork
 /// Thread safety: every member may be used from any thread at once.
 public final class ImageSystem: Sendable {
     /// Decides and loads: give it to ``/Pipeline/ImageSlot`` and ``/Lists/ImageList``. After a
-    /// shutdown its loads fail as ``/Transport/FetchError/Code-swift.enum/alreadyShutdown``.
+    /// shutdown its loads fail as ``/Transport/FetchError/Code-swift.struct/alreadyShutdown``.
     public let loader: ImageLoader
     /// The transport the system made (nil when ``Configuration/downloader`` gave one, which is
     /// then ``pipeline``'s `downloader`).
@@ -129,7 +129,7 @@ public final class ImageSystem: Sendable {
     /// if case .imageReady(_, let variant, let image) = await images.load(item) { show(image.bytes, variant) }
     /// ```
     /// - Returns: the event a slot would report; after ``shutdown()``, `.failed(…)` with
-    ///   ``/Transport/FetchError/Code-swift.enum/alreadyShutdown``.
+    ///   ``/Transport/FetchError/Code-swift.struct/alreadyShutdown``.
     public func load(_ item: ImageItem, displayWidth: Int? = nil) async -> SlotEvent {
         // Before the decision: after a shutdown nothing is read (no settings file, no cache index).
         var loader = self.loader
@@ -149,7 +149,7 @@ public final class ImageSystem: Sendable {
 
     /// Shuts down the parts the system made, in order, and returns once that is done:
     ///
-    /// 1. loads asked for from now on fail at once (``/Transport/FetchError/Code-swift.enum/alreadyShutdown``);
+    /// 1. loads asked for from now on fail at once (``/Transport/FetchError/Code-swift.struct/alreadyShutdown``);
     /// 2. the transport stops: transfers in flight end as cancelled (bodies interrupted after
     ///    64 KiB are kept to be resumed), its thread and libcurl's handles are freed;
     /// 3. the loads still ending end (``/Pipeline/ImagePipeline/waitUntilIdle()``), the pipeline's
