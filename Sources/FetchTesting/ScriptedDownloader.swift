@@ -8,7 +8,20 @@ import Policy
 ///
 /// Each URL has a queue of answers: a call takes the first, and the last one stays, so
 /// `script(url, .failure(.httpStatus(503)), .bytes(jpeg))` fails once, then succeeds for ever.
-/// A URL with no script fails with `unscripted` (404 by default).
+/// A URL with no script fails with `unscripted` (404 by default), or gets what `answering`
+/// computes from its request, when the downloader was made with it:
+///
+/// ```swift
+/// let downloader = ScriptedDownloader { request in
+///     request.headers.contains { $0.name == "If-None-Match" }
+///         ? .response(DownloadResponse(status: 304, body: [], requestedAt: .now(), receivedAt: .now()))
+///         : .bytes(jpeg)
+/// }
+/// ```
+///
+/// A `.response` answer is the server's whole answer (status, header fields, body), for tests
+/// of revalidation and caching; `receivedRequests` keeps each request with the header fields it
+/// carried (a conditional request's `If-None-Match`, say).
 ///
 /// ```swift
 /// import FetchTesting
@@ -22,6 +35,9 @@ import Policy
 ///     #expect(downloader.calls(to: url) == 2)
 /// }
 /// ```
+///
+/// An answer can also wait for a `Gate` the test opens (`script(_:_:after:heldBy:)`), to hold a
+/// load in flight for as long as the test needs.
 ///
 /// Delays sleep on `clock` (a `ManualClock` in tests, so that no test waits for real time); a
 /// download cancelled while it waits throws `FetchError` with code `.cancelled`, as the protocol
@@ -45,20 +61,40 @@ import Policy
 public final class ScriptedDownloader: ImageDownloading {
     /// What a download answers.
     public enum Answer: Sendable, Equatable {
-        /// The body of the image.
+        /// The body of the image (a 200 without header fields).
         case bytes([UInt8])
         /// A failure with this code (the URL is added).
         case failure(FetchError.Code)
+        /// The server's whole answer: status, header fields and body (a 304 or a 200 with an
+        /// `ETag`, say). `download(_:)` returns its body when the status is 2xx and fails with
+        /// `.httpStatus` otherwise; `response(to:)` returns it as it is.
+        case response(DownloadResponse)
+
+        /// Whether both are the same case with the same bytes, code, or status, header fields
+        /// and body.
+        public static func == (lhs: Answer, rhs: Answer) -> Bool {
+            switch (lhs, rhs) {
+            case (.bytes(let left), .bytes(let right)): return left == right
+            case (.failure(let left), .failure(let right)): return left == right
+            case (.response(let left), .response(let right)):
+                return left.status == right.status && left.body == right.body
+                    && left.headers.map(\.name) == right.headers.map(\.name)
+                    && left.headers.map(\.value) == right.headers.map(\.value)
+            default: return false
+            }
+        }
     }
 
     private struct Step {
         var answer: Answer
         var delay: Duration
+        var gate: Gate?
     }
 
     private struct State {
         var scripts: [ImageURL: [Step]] = [:]
         var requests: [ImageURL] = []
+        var received: [DownloadRequest] = []
         var priorities: [(url: ImageURL, asked: LoadPriority, box: RequestPriority)] = []
         var networkReturns = 0
         var finished = 0
@@ -69,8 +105,10 @@ public final class ScriptedDownloader: ImageDownloading {
     // Guards the scripts and the counts.
     private let state = Locked(State())
     private let clock: any Clock<Duration>
+    private let answering: (@Sendable (DownloadRequest) -> Answer)?
+    private let answeringGate: Gate?
 
-    /// What a URL with no script answers.
+    /// What a URL with no script answers (when the downloader was not made with `answering`).
     public let unscripted: Answer
 
     /// Creates a downloader with no script.
@@ -81,17 +119,43 @@ public final class ScriptedDownloader: ImageDownloading {
     public init(clock: any Clock<Duration> = ContinuousClock(), unscripted: Answer = .failure(.httpStatus(404))) {
         self.clock = clock
         self.unscripted = unscripted
+        self.answering = nil
+        self.answeringGate = nil
     }
 
-    /// Appends `answers` to `url`'s queue, each given `after` that delay on the clock.
-    public func script(_ url: ImageURL, _ answers: Answer..., after delay: Duration = .zero) {
+    /// Creates a downloader that answers every URL with no script with what `answering` makes
+    /// of its request: `ScriptedDownloader { .bytes(body(of: $0.url)) }`; at once, or when
+    /// `gate` opens.
+    ///
+    /// `answering` is called once per download, outside the downloader's lock, from the task
+    /// that asked; it may be called from many tasks at once.
+    ///
+    /// - Parameters:
+    ///   - clock: what scripted delays sleep on (default: the continuous clock).
+    ///   - gate: a gate every answer of `answering` waits for (default: none; see `Gate`).
+    ///   - answering: the answer to a request for a URL with no script.
+    public init(clock: any Clock<Duration> = ContinuousClock(), heldBy gate: Gate? = nil,
+                answering: @escaping @Sendable (DownloadRequest) -> Answer) {
+        self.clock = clock
+        self.unscripted = .failure(.httpStatus(404))
+        self.answering = answering
+        self.answeringGate = gate
+    }
+
+    /// Appends `answers` to `url`'s queue, each given `after` that delay on the clock, and then
+    /// only once `gate` is open, if there is one (see `Gate`).
+    public func script(_ url: ImageURL, _ answers: Answer..., after delay: Duration = .zero, heldBy gate: Gate? = nil) {
         state.withLock { state in
-            state.scripts[url, default: []] += answers.map { Step(answer: $0, delay: delay) }
+            state.scripts[url, default: []] += answers.map { Step(answer: $0, delay: delay, gate: gate) }
         }
     }
 
     /// Every URL asked for, in the order of the calls (repeats included).
     public var requests: [ImageURL] { state.withLock { $0.requests } }
+
+    /// Every request, in the order of the calls, with the header fields and priority it was
+    /// asked with (`download(_:)` is a request without header fields).
+    public var receivedRequests: [DownloadRequest] { state.withLock { $0.received } }
 
     /// How many downloads of `url` were asked for.
     public func calls(to url: ImageURL) -> Int {
@@ -139,13 +203,32 @@ public final class ScriptedDownloader: ImageDownloading {
 
     /// Answers from `url`'s script, after its delay, and records `priority` (see `priority(of:)`).
     public func download(_ url: ImageURL, priority: RequestPriority) async throws(FetchError) -> [UInt8] {
-        let asked = priority.value
-        let step: Step = state.withLock { state in
+        let response = try await answer(DownloadRequest(url: url, priority: priority))
+        guard (200..<300).contains(response.status) else { throw FetchError(url: url, code: .httpStatus(response.status)) }
+        return response.body
+    }
+
+    /// Answers from the script of `request.url`, after its delay: `.bytes` as a 200 without
+    /// header fields, `.response` as it is; records the request (see `receivedRequests`).
+    public func response(to request: DownloadRequest) async throws(FetchError) -> DownloadResponse {
+        try await answer(request)
+    }
+
+    /// `response(to:)` for a request with these fields.
+    public func response(for url: ImageURL, headers: [(name: String, value: String)],
+                         priority: RequestPriority, checkpoints: BodyCheckpoints?) async throws(FetchError) -> DownloadResponse {
+        try await answer(DownloadRequest(url: url, headers: headers, priority: priority, checkpoints: checkpoints))
+    }
+
+    private func answer(_ request: DownloadRequest) async throws(FetchError) -> DownloadResponse {
+        let url = request.url
+        let requestedAt = HTTPDate.now()
+        let asked = request.priority.value
+        let scripted: Step? = state.withLock { state in
             state.requests.append(url)
-            state.priorities.append((url, asked, priority))
-            guard var queue = state.scripts[url], let first = queue.first else {
-                return Step(answer: unscripted, delay: .zero)
-            }
+            state.received.append(request)
+            state.priorities.append((url, asked, request.priority))
+            guard var queue = state.scripts[url], let first = queue.first else { return nil }
             if queue.count > 1 {
                 queue.removeFirst()
                 state.scripts[url] = queue
@@ -153,6 +236,7 @@ public final class ScriptedDownloader: ImageDownloading {
             return first
         }
         defer { state.withLock { $0.finished += 1 } }
+        let step = scripted ?? Step(answer: answering?(request) ?? unscripted, delay: .zero, gate: answeringGate)
         if Task.isCancelled { throw FetchError(url: url, code: .cancelled) }
         if step.delay > .zero {
             do {
@@ -161,9 +245,14 @@ public final class ScriptedDownloader: ImageDownloading {
                 throw FetchError(url: url, code: .cancelled)
             }
         }
+        if let gate = step.gate {
+            await gate.pass()
+            if Task.isCancelled && gate.whenCancelled != .completes { throw FetchError(url: url, code: .cancelled) }
+        }
         switch step.answer {
-        case .bytes(let bytes): return bytes
+        case .bytes(let bytes): return DownloadResponse(status: 200, body: bytes, requestedAt: requestedAt, receivedAt: HTTPDate.now())
         case .failure(let code): throw FetchError(url: url, code: code)
+        case .response(let response): return response
         }
     }
 

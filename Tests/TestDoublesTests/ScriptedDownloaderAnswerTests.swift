@@ -1,0 +1,80 @@
+import Fetch
+import FetchTesting
+import Policy
+import Testing
+
+/// Answers computed from the request, whole responses with status and header fields, and
+/// answers held at a gate the test opens: as an app's own tests use them.
+struct ScriptedDownloaderAnswerTests {
+    @Test func answeringComputesEachUnscriptedAnswerFromItsRequestAndAScriptComesFirst() async throws {
+        let gone = ImageURL("https://img.example/gone.jpg")!
+        let downloader = ScriptedDownloader { request in
+            request.url == gone ? .failure(.httpStatus(410)) : .bytes(jpeg)
+        }
+        downloader.script(thumbnail, .bytes(smallJPEG))
+        let pipeline = ImagePipeline(downloader: downloader, disk: nil)
+        #expect(try await pipeline.image(for: photo).bytes == jpeg)
+        #expect(try await pipeline.image(for: thumbnail).bytes == smallJPEG)
+        await #expect(throws: FetchError(url: gone, code: .httpStatus(410))) { try await pipeline.image(for: gone) }
+        #expect(downloader.requests == [photo, thumbnail, gone])
+    }
+
+    @Test func aResponseAnswerKeepsItsStatusAndHeaderFieldsAndTheRequestsKeepTheirs() async throws {
+        let downloader = ScriptedDownloader { request in
+            let validator = request.headers.first { $0.name == "If-None-Match" }?.value
+            return validator == "\"v1\""
+                ? .response(DownloadResponse(status: 304, headers: [("ETag", "\"v1\"")], body: [], requestedAt: .now(), receivedAt: .now()))
+                : .response(DownloadResponse(status: 200, headers: [("ETag", "\"v1\"")], body: jpeg, requestedAt: .now(), receivedAt: .now()))
+        }
+        let first = try await downloader.response(for: photo, headers: [])
+        #expect(first.status == 200 && first.body == jpeg && first.header("etag") == "\"v1\"")
+        let again = try await downloader.response(for: photo, headers: [("If-None-Match", "\"v1\"")])
+        #expect(again.status == 304 && again.body.isEmpty)
+        #expect(downloader.receivedRequests.map { $0.headers.map(\.name) } == [[], ["If-None-Match"]])
+        // `download(_:)` asks without header fields: the 200's body.
+        #expect(try await downloader.download(photo) == jpeg)
+    }
+
+    @Test func aResponseWithAFailingStatusFailsAPlainDownload() async throws {
+        let downloader = ScriptedDownloader()
+        downloader.script(photo, .response(DownloadResponse(status: 503, body: [], requestedAt: .now(), receivedAt: .now())))
+        await #expect(throws: FetchError(url: photo, code: .httpStatus(503))) { try await downloader.download(photo) }
+    }
+
+    @Test func aGateHoldsAnAnswerUntilTheTestOpensItThenLetsEveryAnswerThrough() async throws {
+        let gate = ScriptedDownloader.Gate()
+        let downloader = ScriptedDownloader()
+        downloader.script(photo, .bytes(jpeg), heldBy: gate)
+        let pipeline = ImagePipeline(downloader: downloader, disk: nil)
+        let load = Task { try await pipeline.image(for: photo) }
+        await gate.waitForWaiters(1)
+        #expect(downloader.inFlightCount == 1 && gate.waitingCount == 1)
+        #expect(pipeline.memory.image(for: photo) == nil, "held at the gate: nothing arrived yet")
+        gate.open()
+        #expect(try await load.value.bytes == jpeg)
+        #expect(gate.waitingCount == 0 && gate.isOpen)
+        #expect(try await downloader.download(photo) == jpeg, "an open gate holds nothing")
+    }
+
+    @Test(arguments: [ScriptedDownloader.Gate.WhenCancelled.stopsAtOnce, .stopsAtGate, .completes])
+    func aDownloadCancelledAtTheGate(_ whenCancelled: ScriptedDownloader.Gate.WhenCancelled) async throws {
+        let gate = ScriptedDownloader.Gate(whenCancelled: whenCancelled)
+        let downloader = ScriptedDownloader(heldBy: gate) { _ in .bytes(jpeg) }
+        let load = Task { try await downloader.download(photo) }
+        await gate.waitForWaiters(1)
+        load.cancel()
+        if whenCancelled == .stopsAtOnce {
+            // Stops while the gate is still closed.
+            await #expect(throws: FetchError(url: photo, code: .cancelled)) { try await load.value }
+            #expect(gate.waitingCount == 0 && !gate.isOpen)
+            return
+        }
+        #expect(gate.waitingCount == 1, "still held after the cancellation")
+        gate.open()
+        if whenCancelled == .completes {
+            #expect(try await load.value == jpeg)
+        } else {
+            await #expect(throws: FetchError(url: photo, code: .cancelled)) { try await load.value }
+        }
+    }
+}
