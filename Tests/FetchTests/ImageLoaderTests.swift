@@ -1,4 +1,5 @@
 import Fetch
+import FetchTesting
 import Foundation
 import Policy
 import Testing
@@ -13,7 +14,7 @@ struct ImageLoaderTests {
 
     init() throws {
         disk = try DiskCache(folder: folder.path)
-        pipeline = ImagePipeline(downloader: ClosureDownloader.instant, disk: disk)
+        pipeline = ImagePipeline(downloader: ScriptedDownloader.instant, disk: disk)
     }
 
     func loader(_ kind: NetworkKind) -> ImageLoader {

@@ -5,6 +5,7 @@ import Fetch
 @testable import Lists
 @testable import Pipeline
 @testable import Transport
+import FetchTesting
 import Foundation
 import Logging
 import Policy
@@ -140,7 +141,7 @@ struct ImagePipelineDiskTests {
     /// While loads keep queuing writes, every image loaded before `flush` is on disk when it returns.
     @Test func afterFlushEveryImageLoadedBeforeItIsOnDisk() async throws {
         let disk = try DiskCache(folder: folder.path)
-        let pipeline = ImagePipeline(downloader: ClosureDownloader.instant, disk: disk, diskWrites: .waitWhenFull)
+        let pipeline = ImagePipeline(downloader: ScriptedDownloader.instant, disk: disk, diskWrites: .waitWhenFull)
         let before = (0..<50).map { doubleURL("before-\($0)") }
         for url in before { _ = try await pipeline.image(for: url) }
         let producers = (0..<4).map { producer in
@@ -166,7 +167,7 @@ struct ImagePipelineDiskTests {
     /// touch them.
     @Test func diskReadsAndWritesRunOnThreadsOfTheirOwn() async throws {
         let disk = try DiskCache(folder: folder.path)
-        let pipeline = ImagePipeline(downloader: ClosureDownloader.instant, disk: disk)
+        let pipeline = ImagePipeline(downloader: ScriptedDownloader.instant, disk: disk)
         let url = doubleURL("threads")
         let readsBefore = pipeline.readers.jobsStarted
         #expect(try await pipeline.image(for: url).source == .network)
@@ -187,7 +188,7 @@ struct ImagePipelineDiskTests {
         try FileManager.default.removeItem(atPath: folder.file("tmp"))
         try folder.write("not a folder", to: "tmp")
         let (logger, records) = RecordingLogHandler.logger()
-        let pipeline = ImagePipeline(downloader: ClosureDownloader.instant, disk: disk, logger: logger)
+        let pipeline = ImagePipeline(downloader: ScriptedDownloader.instant, disk: disk, logger: logger)
         for index in 0..<3 {
             let image = try await pipeline.image(for: doubleURL("f\(index)"))
             #expect(image.source == .network)            // delivered all the same
@@ -206,9 +207,7 @@ struct ImagePipelineDiskTests {
     @Test func failedLoadsAreLoggedWithURLAndCause() async throws {
         let (logger, records) = RecordingLogHandler.logger()
         let url = doubleURL("missing")
-        let pipeline = ImagePipeline(downloader: ClosureDownloader { url throws(FetchError) in
-            throw FetchError(url: url, code: .httpStatus(404))
-        }, disk: nil, logger: logger)
+        let pipeline = ImagePipeline(downloader: ScriptedDownloader { _ in .failure(.httpStatus(404)) }, disk: nil, logger: logger)
         await #expect(throws: FetchError(url: url, code: .httpStatus(404))) { try await pipeline.image(for: url) }
         let warning = try #require(records.all.first { $0.level == .warning })
         #expect(warning.metadata["url"] == "\(url)")

@@ -5,6 +5,7 @@ import Fetch
 @testable import Lists
 @testable import Pipeline
 @testable import Transport
+import FetchTesting
 import Foundation
 import Logging
 import Policy
@@ -15,70 +16,6 @@ func body(of url: ImageURL) -> [UInt8] { Array("image bytes of \(url)".utf8) }
 
 /// `http://127.0.0.1:9/<name>`: a URL no test ever connects to (the doubles answer instead).
 func doubleURL(_ name: String) -> ImageURL { ImageURL("http://127.0.0.1:9/\(name)")! }
-
-/// A downloader whose downloads wait until the test opens the gate.
-final class GatedDownloader: ImageDownloading, @unchecked Sendable {
-    /// What a cancelled download does.
-    enum WhenCancelled {
-        /// Throws `.cancelled` at once.
-        case stopsAtOnce
-        /// Throws `.cancelled` when the gate opens (a transfer slow to wind down).
-        case stopsAtGate
-        /// Returns the body when the gate opens (its body had fully arrived when it was told to stop).
-        case completes
-    }
-
-    // Guards every variable below.
-    private let lock = NSLock()
-    private var isOpen = false
-    private var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
-    private var nextID = 0
-    private var startedCount = 0
-    let whenCancelled: WhenCancelled
-
-    init(whenCancelled: WhenCancelled = .stopsAtOnce) {
-        self.whenCancelled = whenCancelled
-    }
-
-    /// Downloads started so far.
-    var started: Int { lock.withLock { startedCount } }
-    /// Downloads waiting at the gate.
-    var atGate: Int { lock.withLock { waiting.count } }
-
-    /// Lets every download through, now and later.
-    func open() {
-        let released = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            isOpen = true
-            defer { waiting.removeAll() }
-            return Array(waiting.values)
-        }
-        for continuation in released { continuation.resume() }
-    }
-
-    func download(_ url: ImageURL) async throws(FetchError) -> [UInt8] {
-        let id = lock.withLock { () -> Int in
-            startedCount += 1
-            nextID += 1
-            return nextID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let proceed = lock.withLock { () -> Bool in
-                    if isOpen || (Task.isCancelled && whenCancelled == .stopsAtOnce) { return true }
-                    waiting[id] = continuation
-                    return false
-                }
-                if proceed { continuation.resume() }
-            }
-        } onCancel: {
-            guard whenCancelled == .stopsAtOnce else { return }
-            let continuation = lock.withLock { waiting.removeValue(forKey: id) }
-            continuation?.resume()
-        }
-        if Task.isCancelled && whenCancelled != .completes { throw FetchError(url: url, code: .cancelled) }
-        return body(of: url)
-    }
-}
 
 /// A downloader that answers after a random delay of up to `maxLatency` (drawn from `random`, a
 /// seeded source the test prints), stopping early when cancelled; counts what it started.
@@ -144,14 +81,9 @@ struct RecordingLogHandler: LogHandler {
     }
 }
 
-/// A downloader that runs a closure: for failures and instant answers.
-struct ClosureDownloader: ImageDownloading {
-    let answer: @Sendable (ImageURL) async throws(FetchError) -> [UInt8]
-
-    func download(_ url: ImageURL) async throws(FetchError) -> [UInt8] { try await answer(url) }
-
-    /// Answers every URL at once with its body.
-    static let instant = ClosureDownloader { url throws(FetchError) in body(of: url) }
+extension ScriptedDownloader {
+    /// A new downloader answering every URL at once with its body (`body(of:)`).
+    static var instant: ScriptedDownloader { ScriptedDownloader { .bytes(body(of: $0.url)) } }
 }
 
 /// A store for `DiskWriteQueue` whose writes block until the test lets them through, one

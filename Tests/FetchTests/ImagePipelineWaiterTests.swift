@@ -5,6 +5,7 @@ import Fetch
 @testable import Lists
 @testable import Pipeline
 @testable import Transport
+import FetchTesting
 import Foundation
 import Policy
 import Testing
@@ -19,23 +20,24 @@ struct ImagePipelineWaiterTests {
     /// image was delivered: afterwards the pipeline remembers nothing (it used to keep up to
     /// 1,998 ids of waiters cancelled after delivery, forever).
     @Test func thousandsOfWaitersCancelledAtEveryMomentLeaveNoBookkeeping() async throws {
-        let downloader = GatedDownloader()
+        let gate = ScriptedDownloader.Gate()
+        let downloader = ScriptedDownloader(heldBy: gate) { .bytes(body(of: $0.url)) }
         let pipeline = ImagePipeline(downloader: downloader, disk: nil)
         let url = doubleURL("shared")
         let tasks = (0..<2000).map { _ in Task { try await pipeline.image(for: url) } }
         // Some are cancelled at once (often before they register), then the load starts.
         for task in tasks[0..<300] { task.cancel() }
-        #expect(await waitUntil { downloader.started == 1 })
+        #expect(await waitUntil { downloader.callCount == 1 })
         // Some are cancelled while they wait.
         for task in tasks[300..<700] { task.cancel() }
-        downloader.open()
+        gate.open()
         var delivered = 0
         for (index, task) in tasks.enumerated() {
             if index >= 700 { _ = try? await task.value; task.cancel() }   // cancelled after delivery
             if (try? await task.value) != nil { delivered += 1 }
         }
         #expect(delivered >= 1300)
-        #expect(downloader.started == 1)
+        #expect(downloader.callCount == 1)
         #expect(await waitUntil { pipeline.statistics.isIdle }, "\(pipeline.statistics)")
     }
 
@@ -74,60 +76,63 @@ struct ImagePipelineWaiterTests {
     /// The transfer had completed when every waiter left: the body goes to the memory cache, then
     /// the disk cache, and the next request is not a second download.
     @Test func aCompleteBodyIsCachedEvenIfEveryWaiterLeftThen() async throws {
-        let downloader = GatedDownloader(whenCancelled: .completes)
+        let gate = ScriptedDownloader.Gate(whenCancelled: .completes)
+        let downloader = ScriptedDownloader(heldBy: gate) { .bytes(body(of: $0.url)) }
         let disk = try DiskCache(folder: folder.path)
         let pipeline = ImagePipeline(downloader: downloader, disk: disk)
         let url = doubleURL("arrived")
         let tasks = (0..<3).map { _ in Task { try await pipeline.image(for: url) } }
-        #expect(await waitUntil { downloader.atGate == 1 })
+        #expect(await waitUntil { gate.waitingCount == 1 })
         for task in tasks { task.cancel() }
         for task in tasks { await #expect(throws: FetchError(url: url, code: .cancelled)) { try await task.value } }
-        downloader.open()                      // the transport reports the completed transfer
+        gate.open()                      // the transport reports the completed transfer
         #expect(await waitUntil { pipeline.statistics.isIdle })
         #expect(pipeline.memory.containsImage(at: url))
         await pipeline.flush()
         #expect(disk.containsImage(at: url))
         let again = try await pipeline.image(for: url)
         #expect(again.source == .memory && again.bytes == body(of: url))
-        #expect(downloader.started == 1)
+        #expect(downloader.callCount == 1)
     }
 
     /// A caller arriving while the stopped transfer winds down joins it; the body had arrived, so
     /// it is delivered to that caller without a second download.
     @Test func aCallerArrivingWhileAStoppedTransferEndsGetsItsBody() async throws {
-        let downloader = GatedDownloader(whenCancelled: .completes)
+        let gate = ScriptedDownloader.Gate(whenCancelled: .completes)
+        let downloader = ScriptedDownloader(heldBy: gate) { .bytes(body(of: $0.url)) }
         let pipeline = ImagePipeline(downloader: downloader, disk: nil)
         let url = doubleURL("joined")
         let first = Task { try await pipeline.image(for: url) }
-        #expect(await waitUntil { downloader.atGate == 1 })
+        #expect(await waitUntil { gate.waitingCount == 1 })
         first.cancel()
         await #expect(throws: FetchError(url: url, code: .cancelled)) { try await first.value }
         let second = Task { try await pipeline.image(for: url) }
         #expect(await waitUntil { pipeline.statistics.waiters == 1 })
-        downloader.open()
+        gate.open()
         let image = try await second.value
         #expect(image.source == .network && image.bytes == body(of: url))
-        #expect(downloader.started == 1)
+        #expect(downloader.callCount == 1)
         #expect(pipeline.statistics.isIdle)
     }
 
     /// If the stopped transfer did not complete, the callers that joined it get a fresh load, not
     /// a cancellation they never asked for.
     @Test func aCallerJoiningATransferThatWasStoppedGetsAFreshLoad() async throws {
-        let downloader = GatedDownloader(whenCancelled: .stopsAtGate)
+        let gate = ScriptedDownloader.Gate(whenCancelled: .stopsAtGate)
+        let downloader = ScriptedDownloader(heldBy: gate) { .bytes(body(of: $0.url)) }
         let pipeline = ImagePipeline(downloader: downloader, disk: nil)
         let url = doubleURL("restarted")
         let first = Task { try await pipeline.image(for: url) }
-        #expect(await waitUntil { downloader.atGate == 1 })
+        #expect(await waitUntil { gate.waitingCount == 1 })
         first.cancel()
         await #expect(throws: FetchError(url: url, code: .cancelled)) { try await first.value }
         // The stopped transfer has not reported back yet: the new caller joins it.
         let second = Task { try await pipeline.image(for: url) }
         #expect(await waitUntil { pipeline.statistics.inFlight == 1 && pipeline.statistics.waiters == 1 })
-        downloader.open()
+        gate.open()
         let image = try await second.value
         #expect(image.source == .network && image.bytes == body(of: url))
-        #expect(downloader.started == 2)
+        #expect(downloader.callCount == 2)
         #expect(pipeline.statistics.isIdle)
     }
 }

@@ -5,6 +5,7 @@ import Fetch
 @testable import Lists
 @testable import Pipeline
 @testable import Transport
+import FetchTesting
 import Foundation
 import Policy
 import Testing
@@ -120,7 +121,7 @@ struct ImageSlotTests {
     @MainActor
     @Test func eventsAreDeliveredOnTheMainActor() async {
         var shown: [ImageURL?] = []                       // main-actor state, touched by the handler
-        let slot = ImageSlot(loader: Self.doubleLoader(ClosureDownloader.instant)) { event in
+        let slot = ImageSlot(loader: Self.doubleLoader(ScriptedDownloader.instant)) { event in
             MainActor.assertIsolated()
             shown.append(Self.url(of: event))
         }
@@ -135,7 +136,7 @@ struct ImageSlotTests {
 
     @Test func eventsCanBeDeliveredOnAnActorTheAppChooses() async {
         let screen = Screen()
-        let slot = ImageSlot(loader: Self.doubleLoader(ClosureDownloader.instant), deliveringOn: screen) { event in
+        let slot = ImageSlot(loader: Self.doubleLoader(ScriptedDownloader.instant), deliveringOn: screen) { event in
             screen.assumeIsolated { $0.record(Self.url(of: event)) }
         }
         await slot.load(ImageItem(id: "s", original: doubleURL("screen"), thumbnail: nil)).value
@@ -146,7 +147,8 @@ struct ImageSlotTests {
     /// cancelled is not delivered.
     @MainActor
     @Test func theHandlerMayCallBackIntoTheSlot() async {
-        let gated = GatedDownloader()
+        let gate = ScriptedDownloader.Gate()
+        let gated = ScriptedDownloader(heldBy: gate) { .bytes(body(of: $0.url)) }
         let first = ImageItem(id: "1", original: doubleURL("first"), thumbnail: nil)
         let second = ImageItem(id: "2", original: doubleURL("second"), thumbnail: nil)
         let third = ImageItem(id: "3", original: doubleURL("third"), thumbnail: nil)
@@ -164,7 +166,7 @@ struct ImageSlotTests {
             }
         }
         box.slot = slot
-        gated.open()
+        gate.open()
         await slot.load(first).value
         while let task = tasks.popLast() { await task.value }
         #expect(seen == [first.original, second.original])

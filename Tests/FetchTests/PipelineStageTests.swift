@@ -10,23 +10,11 @@ import Support
 import Testing
 import TestSupport
 
-/// A downloader answering each request with what `answer` makes of it, and remembering the requests.
-final class RespondingDownloader: ImageDownloading, Sendable {
-    private let answer: @Sendable (DownloadRequest) -> DownloadResponse
-    // Guards the requests received.
-    private let received = Locked<[DownloadRequest]>([])
-
-    init(_ answer: @escaping @Sendable (DownloadRequest) -> DownloadResponse) {
-        self.answer = answer
-    }
-
-    var requests: [DownloadRequest] { received.withLock { $0 } }
-
-    func download(_ url: ImageURL) async throws(FetchError) -> [UInt8] { answer(DownloadRequest(url: url)).body }
-
-    func response(to request: DownloadRequest) async throws(FetchError) -> DownloadResponse {
-        received.withLock { $0.append(request) }
-        return answer(request)
+extension ScriptedDownloader {
+    /// A downloader answering each request with the response `answer` makes of it
+    /// (`receivedRequests` remembers the requests).
+    convenience init(responding answer: @escaping @Sendable (DownloadRequest) -> DownloadResponse) {
+        self.init { .response(answer($0)) }
     }
 }
 
@@ -131,12 +119,12 @@ struct RevalidationStageTests {
 
     @Test func a304KeepsTheStoredBytesAndSendsTheValidator() async throws {
         defer { disk.remove() }
-        let downloader = RespondingDownloader(Self.notModified)
+        let downloader = ScriptedDownloader(responding: Self.notModified)
         let pipeline = ImagePipeline(downloader: downloader, disk: disk.cache)
         let stored = try storeStale()
         let shown = try await pipeline.revalidation.revalidate(url, stored, priority: RequestPriority(), network: nil)
         #expect(shown.source == .disk && shown.bytes == image)
-        #expect(downloader.requests.first?.headers.contains { $0.name == "If-None-Match" && $0.value == "\"v1\"" } == true)
+        #expect(downloader.receivedRequests.first?.headers.contains { $0.name == "If-None-Match" && $0.value == "\"v1\"" } == true)
         #expect(pipeline.memory.image(for: url) == image)
         #expect(pipeline.statistics.downloads == 1)
     }
@@ -144,9 +132,9 @@ struct RevalidationStageTests {
     @Test func inTheBackgroundOnceAtATimePerURLCountedAndAccounted() async throws {
         defer { disk.remove() }
         let replacement = TestImages.png(size: 700)
-        let downloader = RespondingDownloader { _ in
+        let downloader = ScriptedDownloader(responding: { _ in
             DownloadResponse(status: 200, headers: [("ETag", "\"v2\"")], body: replacement, requestedAt: HTTPDate.now(), receivedAt: HTTPDate.now())
-        }
+        })
         let pipeline = ImagePipeline(downloader: downloader, disk: disk.cache)
         let recorder = DataUsageRecorder()
         pipeline.backgroundUsage = recorder
@@ -156,8 +144,8 @@ struct RevalidationStageTests {
         await pipeline.revalidation.waitForRunning()
         let statistics = pipeline.revalidation.statistics
         #expect(statistics.started == 1 && statistics.replaced == 1 && statistics.ended == 1)
-        #expect(downloader.requests.count == 1)
-        #expect(downloader.requests.first?.priority.value == LoadPriority(.prefetch))
+        #expect(downloader.receivedRequests.count == 1)
+        #expect(downloader.receivedRequests.first?.priority.value == LoadPriority(.prefetch))
         #expect(recorder.usage.downloadedBytes { $0.kind == .wifi } == replacement.count)
         #expect(pipeline.memory.image(for: url) == replacement)
     }
@@ -193,27 +181,27 @@ struct DownloadStageTests {
 
     @Test func aWholeImageIsKeptInMemoryAndCountedWithTheNegotiationHeaders() async throws {
         let image = TestImages.png(size: 500)
-        let downloader = RespondingDownloader { _ in
+        let downloader = ScriptedDownloader(responding: { _ in
             DownloadResponse(status: 200, body: image, requestedAt: HTTPDate.now(), receivedAt: HTTPDate.now(), attempts: 2,
                              failedAttemptBytes: 9)
-        }
+        })
         let pipeline = ImagePipeline(downloader: downloader, disk: nil)
         let fetched = try await pipeline.transfer.download(url, priority: RequestPriority(), network: NetworkState(.wifi))
         #expect(fetched.source == .network && fetched.bytes == image)
         #expect(fetched.retries == 1 && fetched.failedBytes == 9)
         #expect(pipeline.memory.image(for: url) == image)
         #expect(pipeline.transfer.downloads == 1)
-        #expect(downloader.requests.first?.headers.contains { $0.name == "Accept" } == true)
+        #expect(downloader.receivedRequests.first?.headers.contains { $0.name == "Accept" } == true)
         // Without a disk cache nothing is resumable: the body is asked for as the server likes.
-        #expect(downloader.requests.first?.headers.contains { $0.name == "Accept-Encoding" } == false)
+        #expect(downloader.receivedRequests.first?.headers.contains { $0.name == "Accept-Encoding" } == false)
     }
 
     @Test func aBodyCutShortIsRefusedAndItsBytesCountAsReceived() async {
         let cut = Array(TestImages.png(size: 500).prefix(100))
-        let downloader = RespondingDownloader { _ in
+        let downloader = ScriptedDownloader(responding: { _ in
             DownloadResponse(status: 200, body: cut, requestedAt: HTTPDate.now(), receivedAt: HTTPDate.now(),
                              failedAttemptBytes: 10)
-        }
+        })
         let pipeline = ImagePipeline(downloader: downloader, disk: nil)
         do {
             _ = try await pipeline.transfer.download(url, priority: RequestPriority(), network: nil)
