@@ -107,6 +107,7 @@ public final class ScriptedDownloader: ImageDownloading {
     private let clock: any Clock<Duration>
     private let answering: (@Sendable (DownloadRequest) -> Answer)?
     private let answeringGate: Gate?
+    private let latency: Latency
 
     /// What a URL with no script answers (when the downloader was not made with `answering`).
     public let unscripted: Answer
@@ -121,21 +122,24 @@ public final class ScriptedDownloader: ImageDownloading {
         self.unscripted = unscripted
         self.answering = nil
         self.answeringGate = nil
+        self.latency = .none
     }
 
     /// Creates a downloader that answers every URL with no script with what `answering` makes
-    /// of its request: `ScriptedDownloader { .bytes(body(of: $0.url)) }`; at once, or when
-    /// `gate` opens.
+    /// of its request: `ScriptedDownloader { .bytes(body(of: $0.url)) }`; after `latency` on
+    /// the clock (at once by default), and then only when `gate` opens, if there is one.
     ///
     /// `answering` is called once per download, outside the downloader's lock, from the task
     /// that asked; it may be called from many tasks at once.
     ///
     /// - Parameters:
-    ///   - clock: what scripted delays sleep on (default: the continuous clock).
+    ///   - clock: what delays sleep on (default: the continuous clock).
+    ///   - latency: how long each answer of `answering` takes (default: none; see `Latency`).
     ///   - gate: a gate every answer of `answering` waits for (default: none; see `Gate`).
     ///   - answering: the answer to a request for a URL with no script.
-    public init(clock: any Clock<Duration> = ContinuousClock(), heldBy gate: Gate? = nil,
+    public init(clock: any Clock<Duration> = ContinuousClock(), latency: Latency = .none, heldBy gate: Gate? = nil,
                 answering: @escaping @Sendable (DownloadRequest) -> Answer) {
+        self.latency = latency
         self.clock = clock
         self.unscripted = .failure(.httpStatus(404))
         self.answering = answering
@@ -236,7 +240,7 @@ public final class ScriptedDownloader: ImageDownloading {
             return first
         }
         defer { state.withLock { $0.finished += 1 } }
-        let step = scripted ?? Step(answer: answering?(request) ?? unscripted, delay: .zero, gate: answeringGate)
+        let step = scripted ?? Step(answer: answering?(request) ?? unscripted, delay: answering == nil ? .zero : latency.next(), gate: answeringGate)
         if Task.isCancelled { throw FetchError(url: url, code: .cancelled) }
         if step.delay > .zero {
             do {

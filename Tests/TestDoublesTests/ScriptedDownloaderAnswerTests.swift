@@ -77,4 +77,27 @@ struct ScriptedDownloaderAnswerTests {
             await #expect(throws: FetchError(url: photo, code: .cancelled)) { try await load.value }
         }
     }
+
+    @Test func aFixedLatencyAnswersWhenTheClockSays() async throws {
+        let clock = ManualClock()
+        let downloader = ScriptedDownloader(clock: clock, latency: .fixed(.seconds(3))) { _ in .bytes(jpeg) }
+        let load = Task { try await downloader.download(photo) }
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(2))
+        #expect(clock.sleeperCount == 1 && downloader.inFlightCount == 1, "2 s of 3: still waiting")
+        clock.advance(by: .seconds(1))
+        #expect(try await load.value == jpeg)
+    }
+
+    @Test func aRandomLatencyIsReplayedFromItsSeedAndStaysWithinItsMaximum() {
+        let seed: UInt64 = 0x5EED_0017
+        let (first, replay, other) = (ScriptedDownloader.Latency.random(upTo: .milliseconds(2), seed: seed),
+                                      ScriptedDownloader.Latency.random(upTo: .milliseconds(2), seed: seed),
+                                      ScriptedDownloader.Latency.random(upTo: .milliseconds(2), seed: seed + 1))
+        let delays = (0..<200).map { _ in first.next() }
+        #expect((0..<200).map { _ in replay.next() } == delays)
+        #expect((0..<200).map { _ in other.next() } != delays)
+        #expect(delays.allSatisfy { $0 >= .zero && $0 <= .milliseconds(2) })
+        #expect(Set(delays.map { $0.components.attoseconds }).count > 100, "spread, not one value")
+    }
 }
