@@ -17,34 +17,6 @@ func body(of url: ImageURL) -> [UInt8] { Array("image bytes of \(url)".utf8) }
 /// `http://127.0.0.1:9/<name>`: a URL no test ever connects to (the doubles answer instead).
 func doubleURL(_ name: String) -> ImageURL { ImageURL("http://127.0.0.1:9/\(name)")! }
 
-/// A downloader that answers after a random delay of up to `maxLatency` (drawn from `random`, a
-/// seeded source the test prints), stopping early when cancelled; counts what it started.
-final class RandomLatencyDownloader: ImageDownloading, @unchecked Sendable {
-    // Guards `startedCount`.
-    private let lock = NSLock()
-    private var startedCount = 0
-    let maxLatency: Duration
-    private let random: SeededBits
-
-    init(maxLatency: Duration = .milliseconds(3), random: SeededBits) {
-        self.maxLatency = maxLatency
-        self.random = random
-    }
-
-    var started: Int { lock.withLock { startedCount } }
-
-    func download(_ url: ImageURL) async throws(FetchError) -> [UInt8] {
-        lock.withLock { startedCount += 1 }
-        let micros = random.int(in: 0...Int(maxLatency.components.seconds * 1_000_000 + maxLatency.components.attoseconds / 1_000_000_000_000))
-        do {
-            try await Task.sleep(for: .microseconds(micros))
-        } catch {
-            throw FetchError(url: url, code: .cancelled)
-        }
-        return body(of: url)
-    }
-}
-
 /// A log handler that keeps every message with its level and metadata, for tests.
 struct RecordingLogHandler: LogHandler {
     /// The messages logged so far, shared by every copy of the handler.

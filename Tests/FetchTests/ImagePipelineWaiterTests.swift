@@ -50,7 +50,7 @@ struct ImagePipelineWaiterTests {
             (cancel: Int.random(in: 0..<4, using: &random), pause: Int.random(in: 0...3000, using: &random),
              purges: Int.random(in: 0..<10, using: &random) == 0)
         }
-        let downloader = RandomLatencyDownloader(maxLatency: .milliseconds(2), random: SeededBits(seed: random.next()))
+        let downloader = ScriptedDownloader(latency: .random(upTo: .milliseconds(2), seed: random.next())) { .bytes(body(of: $0.url)) }
         let pipeline = ImagePipeline(downloader: downloader, disk: nil)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, plan) in plans.enumerated() {

@@ -184,7 +184,7 @@ struct ImageSlotTests {
     @MainActor
     @Test func thousandsOfReuseCyclesDeliverNothingStale() async {
         var random = SeededGenerator(seed: 0x510_7C1C, label: "slot reuse cycles")
-        let downloader = RandomLatencyDownloader(maxLatency: .milliseconds(2), random: SeededBits(seed: random.next()))
+        let downloader = ScriptedDownloader(latency: .random(upTo: .milliseconds(2), seed: random.next())) { .bytes(body(of: $0.url)) }
         var current: ImageURL?
         var stale: [String] = []
         var delivered = 0
