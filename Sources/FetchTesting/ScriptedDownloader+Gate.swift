@@ -1,3 +1,4 @@
+import Policy
 import PolicyTesting
 import Support
 
@@ -14,6 +15,9 @@ extension ScriptedDownloader {
     /// // … what the test checks while the load is in flight …
     /// gate.open()
     /// ```
+    ///
+    /// `letThrough(_:)` lets one download of a URL through and keeps the gate closed for the
+    /// others, as a test finishes one transfer of several.
     ///
     /// `whenCancelled` says what a download cancelled at the gate does: stop at once (as a
     /// transfer stops), stop only when the gate opens (a transfer slow to wind down), or answer
@@ -33,7 +37,8 @@ extension ScriptedDownloader {
 
         private struct State {
             var isOpen = false
-            var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
+            var waiting: [Int: (url: ImageURL, continuation: CheckedContinuation<Void, Never>)] = [:]
+            var permits: [ImageURL: Int] = [:]
             var nextID = 0
             var countWaiters = CountWaiters()
         }
@@ -63,9 +68,23 @@ extension ScriptedDownloader {
             let released = state.withLock { state -> [CheckedContinuation<Void, Never>] in
                 state.isOpen = true
                 defer { state.waiting.removeAll() }
-                return Array(state.waiting.values) + state.countWaiters.released(at: Int.max)
+                return state.waiting.values.map(\.continuation) + state.countWaiters.released(at: Int.max)
             }
             for continuation in released { continuation.resume() }
+        }
+
+        /// Lets one download of `url` through while the gate stays closed: the one waiting now
+        /// (the earliest, if several wait), or else the next to arrive; as a transfer that the
+        /// test finishes.
+        public func letThrough(_ url: ImageURL) {
+            let released = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let id = state.waiting.filter({ $0.value.url == url }).keys.min() else {
+                    state.permits[url, default: 0] += 1
+                    return nil
+                }
+                return state.waiting.removeValue(forKey: id)?.continuation
+            }
+            released?.resume()
         }
 
         /// Returns once at least `count` downloads wait at the gate (or have been let through by
@@ -79,9 +98,9 @@ extension ScriptedDownloader {
             }
         }
 
-        /// Returns when the gate is open, or at once when the task is cancelled and
-        /// `whenCancelled` is `.stopsAtOnce`.
-        func pass() async {
+        /// Returns when the gate is open or lets `url` through, or at once when the task is
+        /// cancelled and `whenCancelled` is `.stopsAtOnce`.
+        func pass(_ url: ImageURL) async {
             let id = state.withLock { state -> Int in
                 state.nextID += 1
                 return state.nextID
@@ -91,7 +110,11 @@ extension ScriptedDownloader {
                 await withCheckedContinuation { continuation in
                     let (proceed, ready) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
                         if state.isOpen || (Task.isCancelled && stopsAtOnce) { return (true, []) }
-                        state.waiting[id] = continuation
+                        if let permits = state.permits[url], permits > 0 {
+                            state.permits[url] = permits > 1 ? permits - 1 : nil
+                            return (true, [])
+                        }
+                        state.waiting[id] = (url, continuation)
                         return (false, state.countWaiters.released(at: state.waiting.count))
                     }
                     for waiter in ready { waiter.resume() }
@@ -99,8 +122,8 @@ extension ScriptedDownloader {
                 }
             } onCancel: {
                 guard stopsAtOnce else { return }
-                let continuation = state.withLock { $0.waiting.removeValue(forKey: id) }
-                continuation?.resume()
+                let waiter = state.withLock { $0.waiting.removeValue(forKey: id) }
+                waiter?.continuation.resume()
             }
         }
     }

@@ -36,6 +36,10 @@ import Policy
 /// }
 /// ```
 ///
+/// With `concurrentDownloads`, only so many downloads run at once (a running one holds its place
+/// until it answers) and the others wait in a queue, started in priority order as the transport
+/// starts them: a list's tests can check that a row scrolled onto the screen overtakes a prefetch.
+///
 /// An answer can also wait for a `Gate` the test opens (`script(_:_:after:heldBy:)`), to hold a
 /// load in flight for as long as the test needs.
 ///
@@ -100,6 +104,16 @@ public final class ScriptedDownloader: ImageDownloading {
         var finished = 0
         var suspendCount = 0
         var resumeCount = 0
+        var running = 0
+        var queued: [Int: Queued] = [:]
+        var nextQueuedID = 0
+        var started: [ImageURL] = []
+    }
+
+    private struct Queued {
+        var url: ImageURL
+        var priority: RequestPriority
+        var continuation: CheckedContinuation<Bool, Never>
     }
 
     // Guards the scripts and the counts.
@@ -109,6 +123,10 @@ public final class ScriptedDownloader: ImageDownloading {
     private let answeringGate: Gate?
     private let latency: Latency
 
+    /// How many downloads may run at once (nil: any number); the others wait in a queue and
+    /// start in priority order (see `queuedURLs`).
+    public let concurrentDownloads: Int?
+
     /// What a URL with no script answers (when the downloader was not made with `answering`).
     public let unscripted: Answer
 
@@ -117,8 +135,11 @@ public final class ScriptedDownloader: ImageDownloading {
     /// - Parameters:
     ///   - clock: what delays sleep on (default: the continuous clock; a `ManualClock` in tests).
     ///   - unscripted: the answer for a URL with no script (default: HTTP 404).
-    public init(clock: any Clock<Duration> = ContinuousClock(), unscripted: Answer = .failure(.httpStatus(404))) {
+    ///   - concurrentDownloads: how many downloads may run at once (default: any number).
+    public init(clock: any Clock<Duration> = ContinuousClock(), unscripted: Answer = .failure(.httpStatus(404)),
+                concurrentDownloads: Int? = nil) {
         self.clock = clock
+        self.concurrentDownloads = concurrentDownloads.map { max(1, $0) }
         self.unscripted = unscripted
         self.answering = nil
         self.answeringGate = nil
@@ -135,10 +156,12 @@ public final class ScriptedDownloader: ImageDownloading {
     /// - Parameters:
     ///   - clock: what delays sleep on (default: the continuous clock).
     ///   - latency: how long each answer of `answering` takes (default: none; see `Latency`).
+    ///   - concurrentDownloads: how many downloads may run at once (default: any number).
     ///   - gate: a gate every answer of `answering` waits for (default: none; see `Gate`).
     ///   - answering: the answer to a request for a URL with no script.
-    public init(clock: any Clock<Duration> = ContinuousClock(), latency: Latency = .none, heldBy gate: Gate? = nil,
-                answering: @escaping @Sendable (DownloadRequest) -> Answer) {
+    public init(clock: any Clock<Duration> = ContinuousClock(), latency: Latency = .none, concurrentDownloads: Int? = nil,
+                heldBy gate: Gate? = nil, answering: @escaping @Sendable (DownloadRequest) -> Answer) {
+        self.concurrentDownloads = concurrentDownloads.map { max(1, $0) }
         self.latency = latency
         self.clock = clock
         self.unscripted = .failure(.httpStatus(404))
@@ -197,6 +220,20 @@ public final class ScriptedDownloader: ImageDownloading {
         return box?.value
     }
 
+    /// The URLs of the downloads that started (got a place to run), in the order they started;
+    /// without `concurrentDownloads`, every call starts at once.
+    public var startedURLs: [ImageURL] { state.withLock { $0.started } }
+
+    /// The URLs of the downloads waiting in the queue for a place to run (with
+    /// `concurrentDownloads`), in the order they were asked for. A download cancelled while it
+    /// waits leaves the queue without starting.
+    public var queuedURLs: [ImageURL] {
+        state.withLock { $0.queued.sorted { $0.key < $1.key }.map(\.value.url) }
+    }
+
+    /// How many downloads wait in the queue (see `queuedURLs`).
+    public var queuedCount: Int { state.withLock { $0.queued.count } }
+
     /// How many times `networkReturned()` was called.
     public var networkReturnCount: Int { state.withLock { $0.networkReturns } }
 
@@ -241,6 +278,8 @@ public final class ScriptedDownloader: ImageDownloading {
         }
         defer { state.withLock { $0.finished += 1 } }
         let step = scripted ?? Step(answer: answering?(request) ?? unscripted, delay: answering == nil ? .zero : latency.next(), gate: answeringGate)
+        guard await start(url, request.priority) else { throw FetchError(url: url, code: .cancelled) }
+        defer { end() }
         if Task.isCancelled { throw FetchError(url: url, code: .cancelled) }
         if step.delay > .zero {
             do {
@@ -250,13 +289,69 @@ public final class ScriptedDownloader: ImageDownloading {
             }
         }
         if let gate = step.gate {
-            await gate.pass()
+            await gate.pass(url)
             if Task.isCancelled && gate.whenCancelled != .completes { throw FetchError(url: url, code: .cancelled) }
         }
         switch step.answer {
         case .bytes(let bytes): return DownloadResponse(status: 200, body: bytes, requestedAt: requestedAt, receivedAt: HTTPDate.now())
         case .failure(let code): throw FetchError(url: url, code: code)
         case .response(let response): return response
+        }
+    }
+
+    /// Starts a download: at once without `concurrentDownloads`; otherwise when it is the most
+    /// urgent in the queue (its priority read when a place frees, the earliest first among
+    /// equals) and a place is free. False if the task was cancelled while it waited.
+    private func start(_ url: ImageURL, _ priority: RequestPriority) async -> Bool {
+        guard concurrentDownloads != nil else {
+            state.withLock { $0.started.append(url) }
+            return true
+        }
+        let id = state.withLock { state in
+            state.nextQueuedID += 1
+            return state.nextQueuedID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                state.withLock { $0.queued[id] = Queued(url: url, priority: priority, continuation: continuation) }
+                if Task.isCancelled { leaveQueue(id) }
+                startQueued()
+            }
+        } onCancel: {
+            leaveQueue(id)
+        }
+    }
+
+    /// A download that started has answered: its place goes to the next in the queue.
+    private func end() {
+        guard concurrentDownloads != nil else { return }
+        state.withLock { $0.running -= 1 }
+        startQueued()
+    }
+
+    private func leaveQueue(_ id: Int) {
+        let continuation = state.withLock { $0.queued.removeValue(forKey: id)?.continuation }
+        continuation?.resume(returning: false)
+    }
+
+    /// Starts the most urgent queued downloads while places are free. Priorities are read
+    /// outside the lock (each `RequestPriority` has its own), then the choice is checked again.
+    private func startQueued() {
+        guard let limit = concurrentDownloads else { return }
+        while true {
+            let candidates = state.withLock { state -> [(id: Int, priority: RequestPriority)] in
+                state.running < limit ? state.queued.map { ($0.key, $0.value.priority) } : []
+            }
+            guard !candidates.isEmpty else { return }
+            let read = candidates.map { (id: $0.id, value: $0.priority.value) }
+            guard let chosen = read.max(by: { $0.value != $1.value ? $0.value < $1.value : $0.id > $1.id }) else { return }
+            let continuation = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                guard state.running < limit, let queued = state.queued.removeValue(forKey: chosen.id) else { return nil }
+                state.running += 1
+                state.started.append(queued.url)
+                return queued.continuation
+            }
+            continuation?.resume(returning: true)
         }
     }
 

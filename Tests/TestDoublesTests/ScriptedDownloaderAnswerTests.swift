@@ -100,4 +100,33 @@ struct ScriptedDownloaderAnswerTests {
         #expect(delays.allSatisfy { $0 >= .zero && $0 <= .milliseconds(2) })
         #expect(Set(delays.map { $0.components.attoseconds }).count > 100, "spread, not one value")
     }
+
+    @Test func withOneDownloadAtATimeTheMostUrgentQueuedStartsNextAsItsPriorityIsThen() async throws {
+        let (early, raised, dropped) = (ImageURL("https://img.example/early.jpg")!, ImageURL("https://img.example/raised.jpg")!,
+                                        ImageURL("https://img.example/dropped.jpg")!)
+        let gate = ScriptedDownloader.Gate()
+        let downloader = ScriptedDownloader(concurrentDownloads: 1, heldBy: gate) { _ in .bytes(jpeg) }
+        let running = Task { try await downloader.download(photo) }
+        await gate.waitForWaiters(1)
+        let priority = RequestPriority(LoadPriority(.prefetch, order: 5))
+        let first = Task { try await downloader.download(early, priority: RequestPriority(LoadPriority(.prefetch, order: 0))) }
+        let second = Task { try await downloader.download(raised, priority: priority) }
+        let third = Task { try await downloader.download(dropped, priority: RequestPriority(.visible)) }
+        for _ in 0..<100_000 where downloader.queuedCount < 3 { await Task.yield() }
+        #expect(downloader.queuedCount == 3 && downloader.startedURLs == [photo])
+        third.cancel()                                          // leaves the queue without starting
+        await #expect(throws: FetchError(url: dropped, code: .cancelled)) { try await third.value }
+        #expect(downloader.queuedURLs == [early, raised])
+        priority.value = LoadPriority(.visible, order: 0)       // raised while it waits
+        gate.letThrough(photo)
+        #expect(try await running.value == jpeg)
+        await gate.waitForWaiters(1)
+        #expect(downloader.startedURLs == [photo, raised] && downloader.queuedURLs == [early])
+        gate.letThrough(raised)
+        gate.letThrough(early)                                  // kept for it until it arrives
+        #expect(try await second.value == jpeg)
+        #expect(try await first.value == jpeg)
+        #expect(downloader.startedURLs == [photo, raised, early] && downloader.queuedCount == 0)
+        #expect(!gate.isOpen)
+    }
 }
