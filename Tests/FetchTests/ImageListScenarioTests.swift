@@ -318,26 +318,26 @@ struct ImageListScenarioTests {
     /// A row reused while its request waits in the downloader's queue: the request leaves the
     /// queue without ever starting, and the new item's request starts instead.
     @Test func reuseWhileQueuedInTheDownloader() async throws {
-        let (downloader, list, events, blocking, blocker) = await Self.queuedList(plan: .nothing)
+        let (downloader, gate, list, events, blocking, blocker) = await Self.queuedList(plan: .nothing)
         let items = (0..<4).map { ImageItem.named("\($0)", suffix: ".jpg") }
         list.setItems(items)
         list.setVisibleRows(0..<2)
-        #expect(await waitUntil { downloader.waitingCount == 2 })
+        #expect(await waitUntil { downloader.queuedCount == 2 })
         let newItem = ImageItem.named("100", suffix: ".jpg")
         list.setItems([items[0], newItem] + items[2...])
-        #expect(await waitUntil { downloader.priority(of: items[1].original) == nil && downloader.waitingCount == 2 })
+        #expect(await waitUntil { !downloader.queuedURLs.contains(items[1].original) && downloader.queuedCount == 2 })
         #expect(downloader.priority(of: newItem.original) == LoadPriority(.visible, order: 1))
-        downloader.finish(blocker)
+        gate.letThrough(blocker)
         _ = try await blocking.value
-        #expect(await waitUntil { downloader.startOrder.count == 2 })
-        downloader.finish(items[0].original)
-        #expect(await waitUntil { downloader.startOrder.count == 3 })
-        downloader.finish(newItem.original)
+        #expect(await waitUntil { downloader.startedURLs.count == 2 })
+        gate.letThrough(items[0].original)
+        #expect(await waitUntil { downloader.startedURLs.count == 3 })
+        gate.letThrough(newItem.original)
         #expect(await waitUntil { events.values.filter { $0.summary == "imageReady original" }.count == 2 })
-        #expect(downloader.startOrder == [blocker, items[0].original, newItem.original])
+        #expect(downloader.startedURLs == [blocker, items[0].original, newItem.original])
         // The old item's load was cancelled (a cancelled load delivers nothing) and no request
         // waits any more: no event of the old item can still come.
-        #expect(list.statistics.loadsCancelled == 1 && downloader.waitingCount == 0)
+        #expect(list.statistics.loadsCancelled == 1 && downloader.queuedCount == 0)
         #expect(events.values.allSatisfy { $0.row == 0 || $0.item == newItem })
         list.stop()
     }
@@ -345,8 +345,10 @@ struct ImageListScenarioTests {
     /// A list over a one-at-a-time downloader on Wi-Fi whose one transfer is taken by a blocker:
     /// every request of the list waits in the downloader's queue until the test finishes the blocker.
     static func queuedList(plan: PrefetchPlan) async
-        -> (PriorityQueueDownloader, ImageList, LockedList<RowEvent>, Task<FetchedImage, any Error>, ImageURL) {
-        let downloader = PriorityQueueDownloader(width: 1, bytes: [1, 2, 3])
+        -> (ScriptedDownloader, ScriptedDownloader.Gate, ImageList, LockedList<RowEvent>, Task<FetchedImage, any Error>, ImageURL) {
+        // One transfer at a time, started in priority order; each held until the test lets it through.
+        let gate = ScriptedDownloader.Gate()
+        let downloader = ScriptedDownloader(concurrentDownloads: 1, heldBy: gate) { _ in .bytes([1, 2, 3]) }
         let pipeline = ImagePipeline(downloader: downloader, disk: nil)
         let loader = ImageLoader(policy: .default, reachability: FixedReachability(Self.wifi),
                                  settings: InMemorySettingsStore(), pipeline: pipeline)
@@ -357,8 +359,8 @@ struct ImageListScenarioTests {
         }
         let blocker = ImageURL("http://127.0.0.1:9/blocker.jpg")!
         let blocking = Task { try await pipeline.image(for: blocker) }
-        _ = await waitUntil { downloader.startOrder == [blocker] }
-        return (downloader, list, events, blocking, blocker)
+        _ = await waitUntil { downloader.startedURLs == [blocker] }
+        return (downloader, gate, list, events, blocking, blocker)
     }
 
     // MARK: - Priorities
@@ -366,23 +368,23 @@ struct ImageListScenarioTests {
     /// A queued prefetch whose row comes on screen overtakes the others: the downloader reads the
     /// changed priority when it chooses what to start.
     @Test func priorityOvertaking() async throws {
-        let (downloader, list, _, blocking, blocker) = await Self.queuedList(plan: PrefetchPlan(ahead: 8))
-        #expect(downloader.startOrder == [blocker])
+        let (downloader, gate, list, _, blocking, blocker) = await Self.queuedList(plan: PrefetchPlan(ahead: 8))
+        #expect(downloader.startedURLs == [blocker])
         let items = (0..<20).map { ImageItem.named("\($0)", suffix: ".jpg") }
         list.setItems(items)
         list.setVisibleRows(0..<2)
-        #expect(await waitUntil { downloader.waitingCount == 10 })
+        #expect(await waitUntil { downloader.queuedCount == 10 })
         #expect(downloader.priority(of: items[6].original) == LoadPriority(.prefetch, order: 4))
         list.setVisibleRows(6..<8)                              // rows 6 and 7 come on screen
         #expect(downloader.priority(of: items[6].original) == LoadPriority(.visible, order: 0))
         #expect(downloader.priority(of: items[7].original) == LoadPriority(.visible, order: 1))
-        #expect(await waitUntil { downloader.priority(of: items[0].original) == nil })   // scrolled past: cancelled
-        downloader.finish(blocker)
+        #expect(await waitUntil { !downloader.queuedURLs.contains(items[0].original) })   // scrolled past: cancelled
+        gate.letThrough(blocker)
         _ = try await blocking.value
-        #expect(await waitUntil { downloader.startOrder.count == 2 })
-        downloader.finish(items[6].original)
-        #expect(await waitUntil { downloader.startOrder.count == 3 })
-        #expect(downloader.startOrder == [blocker, items[6].original, items[7].original])
+        #expect(await waitUntil { downloader.startedURLs.count == 2 })
+        gate.letThrough(items[6].original)
+        #expect(await waitUntil { downloader.startedURLs.count == 3 })
+        #expect(downloader.startedURLs == [blocker, items[6].original, items[7].original])
         list.stop()
     }
 }
