@@ -45,7 +45,8 @@ import Policy
 ///
 /// Delays sleep on `clock` (a `ManualClock` in tests, so that no test waits for real time); a
 /// download cancelled while it waits throws `FetchError` with code `.cancelled`, as the protocol
-/// requires, and so does a download started by a task already cancelled.
+/// requires, and so does a download started by a task already cancelled, or cancelled while it
+/// waits in the queue; one cancelled at a gate does what the `Gate` says.
 ///
 /// Priorities: each download keeps the `RequestPriority` it was asked with (`download(_:)` counts
 /// as `.visible`), so that a list's tests can check what was asked first and what a scroll changed:
@@ -192,7 +193,8 @@ public final class ScriptedDownloader: ImageDownloading {
     /// How many downloads were asked for, of any URL.
     public var callCount: Int { state.withLock { $0.requests.count } }
 
-    /// How many downloads have started and not yet answered (waiting out a delay).
+    /// How many downloads were asked for and have not yet answered (queued, waiting out a
+    /// delay, or held at a gate).
     public var inFlightCount: Int { state.withLock { $0.requests.count - $0.finished } }
 
     /// How many times `suspend()` and `resume()` were called.
