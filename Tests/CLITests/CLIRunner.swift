@@ -113,6 +113,7 @@ struct CLIRunner {
             let comm = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? "?"
             return "\(comm.trimmingCharacters(in: .whitespacesAndNewlines)):\(wchan.isEmpty ? "-" : wchan)"
         }
-        return "process \(pid) state \(state), threads \(channels.joined(separator: " "))"
+        let unreaped = state == "Z" ? " (it had ended, but its end was never reported: a descriptor of Foundation's held by another child?)" : ""
+        return "process \(pid) state \(state)\(unreaped), threads \(channels.joined(separator: " "))"
     }
 }

@@ -11,23 +11,10 @@ struct FetchMemoryTests {
     /// Runs `imgpolicy arguments` with standard output to `/dev/null` and returns its exit status
     /// and peak resident memory in KiB (`wait4`'s `ru_maxrss`, this child's own).
     static func peakMemory(_ arguments: [String], environment: [String: String]) throws -> (status: Int32, kibibytes: Int) {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        let argv = [PackagePaths.executable] + arguments
-        let envp = environment.map { "\($0.key)=\($0.value)" }
-        var pid: pid_t = 0
-        let cArguments = argv.map { strdup($0) } + [nil]
-        let cEnvironment = envp.map { strdup($0) } + [nil]
-        defer { (cArguments + cEnvironment).forEach { free($0) } }
-        let spawned = posix_spawn(&pid, PackagePaths.executable, &actions, nil, cArguments, cEnvironment)
-        try #require(spawned == 0, "posix_spawn: \(spawned)")
-        var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
-        return ((status >> 8) & 0xFF, usage.ru_maxrss)
+        let pid = try ChildSpawn.spawn(PackagePaths.executable, arguments,
+                                       environment: environment.map { "\($0.key)=\($0.value)" })
+        let (status, usage) = ChildSpawn.wait(pid)
+        return (status, usage.ru_maxrss)
     }
 
     // Under ThreadSanitizer each thread and allocation carries shadow memory, which measures the

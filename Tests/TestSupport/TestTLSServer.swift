@@ -101,21 +101,11 @@ public final class TestTLSServer: @unchecked Sendable {
         }
     }
 
-    /// Runs `executable` with /dev/null as its standard streams and returns its exit status.
+    /// Runs `executable` with /dev/null as its standard streams and no other descriptor of ours
+    /// (a daemon that kept one would hold another test's pipe open), and returns its exit status.
     private static func spawnDetached(_ executable: String, _ arguments: [String]) -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in 0...2 {
-            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
-        }
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else { return -1 }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return (status >> 8) & 0xFF
+        guard let pid = try? ChildSpawn.spawn(executable, arguments) else { return -1 }
+        return ChildSpawn.wait(pid).status
     }
 
     private static func freePort() throws -> Int {
