@@ -276,8 +276,8 @@ public final class ImageList: Sendable {
         let facts = rows.window(plan: context.plan).map { row, priority in
             let item = rows.items[row]
             let decision = settings.map {
-                loader.policy.decide(item, network: network, settings: $0, cached: pipeline.cachedVariants(of: item),
-                                     displayWidth: displayWidth, estimate: estimate)
+                loader.policy.decide(item, network: network, settings: $0, cache: pipeline, displayWidth: displayWidth,
+                                     estimate: estimate)
             }
             let url = try? decision.get().url
             return Rows.Facts(row: row, item: item, priority: priority, decision: decision,

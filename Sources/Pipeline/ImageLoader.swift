@@ -81,9 +81,9 @@ public struct ImageLoader: Sendable {
     /// - Throws: the settings store's error (a value of the wrong type, an unreadable file).
     public func decide(_ item: ImageItem, displayWidth: Int?) throws(DataFileError) -> Decision {
         let network = reachability.currentState
-        return try policy.decide(item, network: network, settings: policy.resolveSettings(from: settings),
-                                 cached: pipeline.cachedVariants(of: item), displayWidth: displayWidth,
-                                 estimate: pipeline.linkEstimate(for: network))
+        // `cache:` asks about each rung of a ladder when the policy chooses rungs.
+        return policy.decide(item, network: network, settings: try policy.resolveSettings(from: settings),
+                             cache: pipeline, displayWidth: displayWidth, estimate: pipeline.linkEstimate(for: network))
     }
 
     /// The event every load of `item` ends with once the loader's `ImageSystem` was shut down; nil

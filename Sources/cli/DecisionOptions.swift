@@ -89,7 +89,9 @@ struct DecisionOptions {
         if fetch && !cached.isEmpty {
             throw CommandFailure.usage("--cached cannot be combined with --fetch: --cached imagines what is cached, --fetch uses the real cache")
         }
-        if (output != nil || size != nil) && items.count != 1 {
+        // Without --fetch, --size is the display width every decision uses (rungs, covering
+        // thumbnails); with --fetch it also decodes the one image to fit.
+        if (output != nil || (size != nil && fetch)) && items.count != 1 {
             throw CommandFailure.usage("--\(output != nil ? "output" : "size") writes one image, but \(item) holds \(items.count) items")
         }
         return Setup(logger: logger, policy: policy, settings: resolved, reachability: provider, items: items, estimate: estimate)
@@ -216,7 +218,7 @@ struct DecisionOptions {
         }
         var text = TerminalText.escaped("\(item.id.map { "\($0): " } ?? "")policy \(policy.name), \(input)\(settingsText)") + "\n"
         for trace in policy.explain(input) {
-            let verdict = trace.mismatch.map { "no: \($0)" } ?? "yes: \(trace.rule.action)"
+            let verdict = trace.mismatch.map { "no: \($0)" } ?? "yes: \(trace.rule.actionDescription)"
             text += "  " + TerminalText.escaped("rule \(trace.index + 1) \(trace.rule.name) [\(trace.rule.condition.summary)] \(verdict)") + "\n"
         }
         return text

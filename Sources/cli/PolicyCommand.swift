@@ -70,6 +70,7 @@ struct PolicyCommand: ParsableCommand {
                 if policy.readsSlow { header += " slow" }
                 header += " cached              thumbnail"
                 if policy.readsThumbnailCoversDisplay { header += " covers" }
+                if policy.readsRungCache { header += " cached-rung" }
                 for declaration in policy.settings { header += " \(declaration.key)" }
                 output += TerminalText.escaped(header + " -> decision (rule)") + "\n"
             }
@@ -89,6 +90,7 @@ struct PolicyCommand: ParsableCommand {
                     if policy.readsThumbnailCoversDisplay {
                         members.append(("thumbnailCoversDisplay", JSONValue(.bool(input.thumbnailCoversDisplay))))
                     }
+                    if policy.readsRungCache { members.append(("cachedRung", JSONValue(.string(Self.cachedRung(input))))) }
                     let settings = policy.settings.enumerated().map { position, declaration in
                         (key: declaration.key, value: JSONValue(.bool(input.settings.isOn(at: position))))
                     }
@@ -96,6 +98,9 @@ struct PolicyCommand: ParsableCommand {
                     members.append(("action", JSONValue(.string(outcome.action.kind.rawValue))))
                     members.append(("variant", JSONValue(outcome.action.variant.map { .string($0.rawValue) } ?? .null)))
                     members.append(("rule", JSONValue(.string(rule))))
+                    if let rung = policy.rules[outcome.ruleIndex].rung {
+                        members.append(("rung", JSONValue(.string(rung.description))))
+                    }
                     output += JSONWriter.compactText(of: JSONValue(.object(members))) + "\n"
                 } else {
                     var line = pad(input.network.kind.rawValue, 10) + pad(yesNo(input.network.isExpensive), 10)
@@ -105,13 +110,19 @@ struct PolicyCommand: ParsableCommand {
                     if policy.readsSlow { line += pad(yesNo(input.isSlow), 5) }
                     line += pad(input.cached.description, 20) + pad(yesNo(input.hasThumbnail), 9)
                     if policy.readsThumbnailCoversDisplay { line += " " + pad(yesNo(input.thumbnailCoversDisplay), 6) }
+                    if policy.readsRungCache { line += " " + pad(Self.cachedRung(input), 11) }
                     for (position, declaration) in policy.settings.enumerated() {
                         line += " " + pad(input.settings.isOn(at: position) ? "on" : "off", declaration.key.count)
                     }
-                    output += TerminalText.escaped(line + " -> \(outcome.action) (\(rule))") + "\n"
+                    output += TerminalText.escaped(line + " -> \(policy.rules[outcome.ruleIndex].actionDescription) (\(rule))") + "\n"
                 }
             }
             FileHandle.standardOutput.write(Data(output.utf8))
+        }
+
+        /// `none`, `narrower` (a rung is cached, none covers the display) or `covering`.
+        static func cachedRung(_ input: PolicyInput) -> String {
+            input.coveringRungCached ? "covering" : input.anyRungCached ? "narrower" : "none"
         }
     }
 }
@@ -140,7 +151,7 @@ extension PolicyCommand {
             }
             lines.append("rules (first match decides):")
             for (index, rule) in policy.rules.enumerated() {
-                lines.append("  \(index + 1). \(rule.name): when \(rule.condition.summary) -> \(rule.action)")
+                lines.append("  \(index + 1). \(rule.name): when \(rule.condition.summary) -> \(rule.actionDescription)")
             }
             lines.append("prefetch (first match gives the plan):")
             for (index, entry) in policy.prefetch.enumerated() {
@@ -181,7 +192,8 @@ extension PolicyCommand {
             let settings = policy.settings.map { (key: $0.key, value: JSONValue(.bool($0.defaultValue))) }
             let rules = policy.rules.map { rule in
                 object([("name", string(rule.name)), ("when", condition(rule.condition)), ("action", string(rule.action.kind.rawValue)),
-                        ("variant", rule.action.variant.map { string($0.rawValue) } ?? JSONValue(.null)), ("reason", string(rule.reason))])
+                        ("variant", rule.rung == nil ? rule.action.variant.map { string($0.rawValue) } ?? JSONValue(.null) : JSONValue(.null)),
+                        ("rung", rule.rung.map { string($0.description) } ?? JSONValue(.null)), ("reason", string(rule.reason))])
             }
             let prefetch = policy.prefetch.map { entry in
                 object([("name", entry.name.map(string) ?? JSONValue(.null)), ("when", condition(entry.condition))] + members(entry.plan))
@@ -231,11 +243,12 @@ extension PolicyCommand {
                 members.append(("settings", JSONValue(.object(condition.settings.sorted { $0.key < $1.key }
                     .map { (key: $0.key, value: JSONValue(.bool($0.value))) }))))
             }
-            if !condition.cached.isEmpty {
-                members.append(("cached", JSONValue(.object(Variant.allCases.compactMap { variant in
-                    condition.cached[variant].map { (key: variant.rawValue, value: JSONValue(.bool($0))) }
-                }))))
+            var cached = Variant.allCases.compactMap { variant in
+                condition.cached[variant].map { (key: variant.rawValue, value: JSONValue(.bool($0))) }
             }
+            if let flag = condition.coveringRungCached { cached.append(("covering", JSONValue(.bool(flag)))) }
+            if let flag = condition.anyRungCached { cached.append(("any", JSONValue(.bool(flag)))) }
+            if !cached.isEmpty { members.append(("cached", JSONValue(.object(cached)))) }
             if let flag = condition.hasThumbnail { members.append(("hasThumbnail", JSONValue(.bool(flag)))) }
             if let flag = condition.thumbnailCoversDisplay { members.append(("thumbnailCoversDisplay", JSONValue(.bool(flag)))) }
             return JSONValue(.object(members))

@@ -32,7 +32,7 @@ struct SizeOption: ParsableArguments {
     /// `--size WxH`. A value that starts with `-` is taken: `--size -1x5` is a bad size, not a missing one.
     static var declaration: OptionDeclaration {
         .value("size", valueName: "WxH", takesDashedValue: true,
-               help: "The display size of the one item: policies see whether its thumbnail covers W; with --fetch the image is decoded to fit WxH pixels (--output writes PNG; --json adds width and height).")
+               help: "The display size: policies choose the rung that covers W and see whether a thumbnail covers it; with --fetch (one item) the image is decoded to fit WxH pixels (--output writes PNG; --json adds width and height).")
     }
 
     @Option(name: Self.declaration.argumentName, parsing: Self.declaration.valueParsing, help: Self.declaration.argumentHelp)

@@ -70,7 +70,8 @@ struct PolicyFileTests {
             #expect(policy.outcome(for: captive) == policy.outcome(for: PolicyInput(
                 network: NetworkState(.offline, isExpensive: input.network.isExpensive, isConstrained: input.network.isConstrained,
                                       isRoaming: input.network.isRoaming),
-                cached: input.cached, hasThumbnail: input.hasThumbnail, settings: input.settings)), "\(name): \(captive) -> \(outcome)")
+                cached: input.cached, hasThumbnail: input.hasThumbnail, settings: input.settings,
+                anyRungCached: input.anyRungCached, coveringRungCached: input.coveringRungCached)), "\(name): \(captive) -> \(outcome)")
         }
     }
 

@@ -28,7 +28,7 @@ struct PolicyValidationTests {
             message: #"rule 1 ("a"): unknown variant "hd""#),
         Bad(label: "unknown cached variant",
             json: #"{"rules": [{"name": "a", "when": {"cached": {"hd": true}}, "action": "placeholder", "reason": "r"}, \#(catchAll)]}"#,
-            message: #"unknown variant "hd" in "cached""#),
+            message: #"unknown key "hd" in "cached" (expected "original", "thumbnail", "covering" or "any")"#),
         Bad(label: "unknown condition key",
             json: #"{"rules": [{"name": "a", "when": {"metered": true}, "action": "placeholder", "reason": "r"}, \#(catchAll)]}"#,
             message: #"rule 1 ("a"): unknown key "metered""#),

@@ -61,6 +61,24 @@ struct JSONObjectReader {
         return elements
     }
 
+    /// A whole number in `range` (`unit` names what it counts in messages), nil when absent.
+    func wholeNumber(_ key: String, in range: ClosedRange<Int>, unit: String) throws(DataFileError) -> Int? {
+        guard let value = value(key) else { return nil }
+        return try wholeNumber(value, named: "\"\(key)\"", in: range, unit: unit)
+    }
+
+    /// `value` as a whole number in `range`; `name` says what it is in messages.
+    func wholeNumber(_ value: JSONValue, named name: String, in range: ClosedRange<Int>, unit: String) throws(DataFileError) -> Int {
+        guard case .number(let text) = value.kind else {
+            throw error("\(name) must be a number of \(unit), found \(value.typeDescription)", at: value)
+        }
+        guard let number = Int(text), range.contains(number) else {
+            let shown = text.count > 24 ? String(text.prefix(24)) + "…" : text
+            throw error("\(name) must be a whole number of \(unit) from \(range.lowerBound) to \(range.upperBound), found \(shown)", at: value)
+        }
+        return number
+    }
+
     func object(_ key: String) throws(DataFileError) -> [(key: String, value: JSONValue)]? {
         guard let value = value(key) else { return nil }
         guard case .object(let members) = value.kind else {

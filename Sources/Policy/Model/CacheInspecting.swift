@@ -15,6 +15,11 @@ public protocol CacheInspecting: Sendable {
     /// Which variants of `item` are cached. A default implementation asks `containsImage(at:)`
     /// for each URL the item has.
     func cachedVariants(of item: ImageItem) -> CachedVariants
+
+    /// Which rungs of `item`'s ladder are cached (its thumbnail and original for an item without
+    /// one), for policies that choose rungs. A default implementation asks `containsImage(at:)`
+    /// for each rung's URL.
+    func cachedRungs(of item: ImageItem) -> CachedRungs
 }
 
 extension CacheInspecting {
@@ -25,5 +30,10 @@ extension CacheInspecting {
         if containsImage(at: item.original) { variants.insert(.original) }
         if let thumbnail = item.thumbnail, containsImage(at: thumbnail) { variants.insert(.thumbnail) }
         return variants
+    }
+
+    /// Asks `containsImage(at:)` for each rung's URL.
+    public func cachedRungs(of item: ImageItem) -> CachedRungs {
+        CachedRungs(of: item, in: self)
     }
 }

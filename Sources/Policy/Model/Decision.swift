@@ -33,13 +33,18 @@ public struct Decision: Sendable, Hashable, CustomStringConvertible {
     public var reason: String
     /// The network state the decision was made for.
     public var network: NetworkState
+    /// The rung of the item's ladder a rung rule chose (its width, and its size when the item
+    /// says it); nil for a rule that loads or shows a variant, and when the chosen rung's width
+    /// is not known.
+    public var rung: ImageRung?
 
     /// Creates a decision.
-    public init(action: Action, rule: String, reason: String, network: NetworkState) {
+    public init(action: Action, rule: String, reason: String, network: NetworkState, rung: ImageRung? = nil) {
         self.action = action
         self.rule = rule
         self.reason = reason
         self.network = network
+        self.rung = rung
     }
 
     /// The variant to show or load; nil for the placeholder.
@@ -62,6 +67,7 @@ public struct Decision: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         var text = action.kind.rawValue
         if let variant { text += " \(variant)" }
+        if let rung { text += " (\(rung.width) px)" }
         if let url { text += " \(url)" }
         return text + " (rule \(rule): \(reason))"
     }

@@ -38,4 +38,12 @@ public struct StaticCacheContents: CacheInspecting {
         if let thumbnail = item.thumbnail, urls.contains(thumbnail) { variants.insert(.thumbnail) }
         return variants
     }
+
+    /// The rungs of `item` that are among `urls`, with the original's and the thumbnail's rungs
+    /// when those variants are assumed cached.
+    public func cachedRungs(of item: ImageItem) -> CachedRungs {
+        var rungs = CachedRungs(of: item, cachedVariants: assumedVariants)
+        rungs.bits |= CachedRungs(of: item, in: self).bits
+        return rungs
+    }
 }

@@ -22,6 +22,8 @@ struct ConditionMatcher {
     private let slow: Bool?
     private let hasThumbnail: Bool?
     private let thumbnailCoversDisplay: Bool?
+    private let coveringRungCached: Bool?
+    private let anyRungCached: Bool?
 
     init(_ condition: RuleCondition, settings declarations: [SettingDeclaration]) {
         kinds = condition.networkBits.map(UInt64.init) ?? .max
@@ -46,6 +48,8 @@ struct ConditionMatcher {
         slow = condition.slow
         hasThumbnail = condition.hasThumbnail
         thumbnailCoversDisplay = condition.thumbnailCoversDisplay
+        coveringRungCached = condition.coveringRungCached
+        anyRungCached = condition.anyRungCached
     }
 
     func holds(for input: PolicyInput) -> Bool {
@@ -60,6 +64,8 @@ struct ConditionMatcher {
         if input.cached.rawValue & cachedMask != cachedValues { return false }
         if let hasThumbnail, hasThumbnail != input.hasThumbnail { return false }
         if let thumbnailCoversDisplay, thumbnailCoversDisplay != input.thumbnailCoversDisplay { return false }
+        if let coveringRungCached, coveringRungCached != input.coveringRungCached { return false }
+        if let anyRungCached, anyRungCached != input.anyRungCached { return false }
         return true
     }
 }

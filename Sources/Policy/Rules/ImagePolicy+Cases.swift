@@ -29,7 +29,8 @@ extension ImagePolicy {
 
         /// Whether the decision differs from the expected one.
         public var decisionFails: Bool {
-            (policyCase.expectedAction.map { $0 != actualAction } ?? false) || (policyCase.expectedRule.map { $0 != actualRule } ?? false)
+            if policyCase.ladder != nil { return ladderDecisionFails }
+            return (policyCase.expectedAction.map { $0 != actualAction } ?? false) || (policyCase.expectedRule.map { $0 != actualRule } ?? false)
         }
 
         /// Whether the prefetch plan differs from the expected one.
@@ -40,6 +41,27 @@ extension ImagePolicy {
 
         /// Whether the running-loads choice differs from the expected one.
         public var runningLoadsFail: Bool { policyCase.expectedRunningLoads.map { $0 != actualRunningLoads } ?? false }
+
+        /// For a case with a ladder: the whole decision (rung included).
+        public var actualDecision: Decision?
+
+        /// The width of the rung `actualDecision` loads or shows; nil for the placeholder.
+        public var actualRungWidth: Int? {
+            guard let decision = actualDecision, let url = decision.url else { return nil }
+            return policyCase.ladder?.ladder.rung(at: url)?.width
+        }
+
+        /// For a case with a ladder: whether the decision's rule, action kind or rung differs.
+        private var ladderDecisionFails: Bool {
+            guard let ladder = policyCase.ladder, let decision = actualDecision else { return false }
+            if let rule = policyCase.expectedRule, rule != decision.rule { return true }
+            if let kind = ladder.expectedAction, kind != decision.action.kind { return true }
+            switch ladder.expectedRung {
+            case .notChecked: return false
+            case .placeholder: return decision.action != .placeholder
+            case .width(let width): return actualRungWidth != width
+            }
+        }
 
         /// Whether the revalidation of stale images differs from the expected one.
         public var staleRevalidationFails: Bool {
@@ -53,7 +75,17 @@ extension ImagePolicy {
             var label = "case \(position)"
             if let name = policyCase.name { label += " (\(name))" }
             var parts: [String] = []
-            if decisionFails {
+            if decisionFails, let ladder = policyCase.ladder, let decision = actualDecision {
+                var expected = ladder.expectedAction.map { "\($0)" } ?? "a decision"
+                switch ladder.expectedRung {
+                case .notChecked: break
+                case .placeholder: expected = "placeholder"
+                case .width(let width): expected += " of the \(width)-px rung"
+                }
+                if let rule = policyCase.expectedRule { expected += " by rule \(rule)" }
+                let actual = decision.action.kind.rawValue + (actualRungWidth.map { " of the \($0)-px rung" } ?? "")
+                parts.append("expected \(expected), got \(actual) by rule \(decision.rule)")
+            } else if decisionFails {
                 var expected = policyCase.expectedAction.map { "\($0)" } ?? "a decision"
                 if let rule = policyCase.expectedRule { expected += " by rule \(rule)" }
                 parts.append("expected \(expected), got \(actualAction) by rule \(actualRule)")
@@ -89,6 +121,11 @@ extension ImagePolicy {
                                       actualPrefetch: prefetchPlan(for: policyCase.network, settings: input.settings),
                                       actualRunningLoads: runningLoads(on: policyCase.network, settings: input.settings))
             failure.actualStaleRevalidation = revalidatesStale(on: policyCase.network)
+            if let ladder = policyCase.ladder {
+                failure.actualDecision = decide(ladder.item, network: policyCase.network, settings: input.settings,
+                                                cached: ladder.cachedVariants, cachedRungs: ladder.cachedRungs,
+                                                displayWidth: ladder.displayWidth, estimate: policyCase.estimate)
+            }
             if failure.decisionFails || failure.prefetchFails || failure.runningLoadsFail || failure.staleRevalidationFails {
                 failures.append(failure)
             }

@@ -201,11 +201,15 @@ extension ImagePolicy {
         // Name the rule in every message about it, when it has a name.
         let context = named(context, value)
         let reader = try JSONObjectReader(value, source: source, context: context, what: "a rule",
-                                          keys: ["name", "when", "action", "variant", "reason"])
+                                          keys: ["name", "when", "action", "variant", "rung", "reason"])
         let name = try reader.requiredString("name")
         var condition = RuleCondition()
         if let when = reader.value("when") {
             condition = try self.condition(from: when, source: source, context: context)
+        }
+        if let rungValue = reader.value("rung") {
+            let rung = try rungSelection(rungValue, reader: reader)
+            return PolicyRule(name, when: condition, choosing: rung, reason: try reader.requiredString("reason"))
         }
         let action = try self.action(reader: reader)
         let reason = try reader.requiredString("reason")
@@ -257,13 +261,19 @@ extension ImagePolicy {
             condition.requireSetting(member.key, wanted)
         }
         for member in try reader.object("cached") ?? [] {
-            guard let variant = Variant(rawValue: member.key) else {
-                throw reader.error("unknown variant \"\(member.key)\" in \"cached\" (expected \"original\" or \"thumbnail\")", at: member.value)
-            }
             guard case .bool(let wanted) = member.value.kind else {
                 throw reader.error("\"cached\".\"\(member.key)\" must be true or false, found \(member.value.typeDescription)", at: member.value)
             }
-            condition.requireCached(variant, wanted)
+            switch member.key {
+            case "covering": condition.coveringRungCached = wanted
+            case "any": condition.anyRungCached = wanted
+            default:
+                guard let variant = Variant(rawValue: member.key) else {
+                    throw reader.error("unknown key \"\(member.key)\" in \"cached\" (expected \"original\", \"thumbnail\", "
+                                       + "\"covering\" or \"any\")", at: member.value)
+                }
+                condition.requireCached(variant, wanted)
+            }
         }
         return condition
     }
@@ -292,7 +302,8 @@ extension ImagePolicy {
     private static func policyCase(from value: JSONValue, source: String, context: String) throws(DataFileError) -> PolicyCase {
         let reader = try JSONObjectReader(value, source: source, context: context, what: "a case",
                                           keys: ["name", "network", "expensive", "constrained", "roaming", "captive", "settings", "cached",
-                                                 "hasThumbnail", "thumbnailCoversDisplay", "throughput", "expect"])
+                                                 "hasThumbnail", "thumbnailCoversDisplay", "throughput", "displayWidth", "ladder", "cachedWidths",
+                                                 "expect"])
         let name = try reader.string("name")
         let networkValue = reader.value("network")
         let networkName = try reader.requiredString("network")
@@ -325,8 +336,10 @@ extension ImagePolicy {
         let estimate = try throughput(reader: reader)
         guard let expectValue = reader.value("expect") else { throw reader.error("\"expect\" is missing") }
         let expect = try JSONObjectReader(expectValue, source: source, context: context, what: "\"expect\"",
-                                          keys: ["action", "variant", "rule", "prefetch", "runningLoads", "revalidatesStale"])
-        let checksDecision = ["action", "variant", "rule"].contains { expect.value($0) != nil }
+                                          keys: ["action", "variant", "rule", "rungWidth", "prefetch", "runningLoads", "revalidatesStale"])
+        let ladder = try caseLadder(reader: reader, expect: expect)
+        // A case about a ladder checks the rule and the rung; its action needs no variant.
+        let checksDecision = ["action", "variant", "rule"].contains { expect.value($0) != nil } && ladder == nil
         let action = checksDecision ? try self.action(reader: expect) : nil
         let rule = try expect.string("rule")
         let prefetch = try expect.value("prefetch").map { planValue throws(DataFileError) -> PrefetchPlan in
@@ -345,7 +358,7 @@ extension ImagePolicy {
             try self.runningLoads(text, at: runningLoadsValue, reader: expect)
         }
         let revalidates = try expect.bool("revalidatesStale")
-        if action == nil && prefetch == nil && runningLoads == nil && revalidates == nil {
+        if action == nil && ladder == nil && prefetch == nil && runningLoads == nil && revalidates == nil {
             throw expect.error("\"expect\" must hold \"action\", \"prefetch\" or \"runningLoads\" (or \"revalidatesStale\")")
         }
         var policyCase = PolicyCase(name: name, network: network, cached: cached, hasThumbnail: hasThumbnail,
@@ -353,6 +366,7 @@ extension ImagePolicy {
                                     runningLoads: runningLoads, line: value.line)
         policyCase.settingValues = settings
         policyCase.expectedStaleRevalidation = revalidates
+        policyCase.ladder = ladder
         return policyCase
     }
 }

@@ -161,8 +161,11 @@ public struct ImagePolicy: Sendable {
     /// Decides what to do for `item`. `estimate` is the measured link (nil until measured), read
     /// by policies that test `slow`.
     public func decide(_ item: ImageItem, network: NetworkState, settings: ResolvedSettings,
-                       cache: some CacheInspecting, estimate: LinkEstimate? = nil) -> Decision {
-        decide(item, network: network, settings: settings, cached: cache.cachedVariants(of: item), estimate: estimate)
+                       cache: some CacheInspecting, displayWidth: Int? = nil, estimate: LinkEstimate? = nil) -> Decision {
+        // The rungs are asked about only by a policy that reads them (one question per rung).
+        let cachedRungs = readsRungCache || choosesRungs ? cache.cachedRungs(of: item) : nil
+        return decide(item, network: network, settings: settings, cached: cache.cachedVariants(of: item), cachedRungs: cachedRungs,
+                      displayWidth: displayWidth, estimate: estimate)
     }
 
     /// Decides what to do for `item`, reading the policy's settings from `store`.
@@ -181,12 +184,22 @@ public struct ImagePolicy: Sendable {
     /// let slowWifi = LinkEstimate(bytesPerSecond: 30_000)
     /// policy.decide(item, network: NetworkState(.wifi), settings: settings, cached: [], estimate: slowWifi)
     /// ```
+    ///
+    /// `cachedRungs` says which rungs of the item's ladder are cached (`CachedRungs(of:in:)`);
+    /// nil reads them from `cached` (the original's and the thumbnail's rungs). A rule that
+    /// chooses a rung (docs/ladders.md) decides with them and `displayWidth`.
     public func decide(_ item: ImageItem, network: NetworkState, settings: ResolvedSettings,
-                       cached: CachedVariants, displayWidth: Int? = nil, estimate: LinkEstimate? = nil) -> Decision {
-        let input = input(for: item, network: network, settings: settings, cached: cached, displayWidth: displayWidth,
-                          estimate: estimate)
+                       cached: CachedVariants, cachedRungs: CachedRungs? = nil, displayWidth: Int? = nil,
+                       estimate: LinkEstimate? = nil) -> Decision {
+        let cachedRungs = cachedRungs ?? CachedRungs(of: item, cachedVariants: cached)
+        let input = input(for: item, network: network, settings: settings, cached: cached, cachedRungs: cachedRungs,
+                          displayWidth: displayWidth, estimate: estimate)
         let outcome = outcome(for: input)
         let rule = rules[outcome.ruleIndex]
+        if let rung = rule.rung {
+            return decide(item, choosing: rung, rule: rule, cachedRungs: cachedRungs, displayWidth: displayWidth,
+                          estimate: estimate, network: network)
+        }
         let action: Decision.Action
         // Validation guarantees that the variant exists for every input a rule can fire for.
         switch outcome.action {
@@ -202,9 +215,44 @@ public struct ImagePolicy: Sendable {
 
     /// The facts a decision about `item` is made from (what `decide` looks up; `--explain` shows it).
     public func input(for item: ImageItem, network: NetworkState, settings: ResolvedSettings, cached: CachedVariants,
-                      displayWidth: Int? = nil, estimate: LinkEstimate? = nil) -> PolicyInput {
-        PolicyInput(network: network, cached: cached, hasThumbnail: item.thumbnail != nil, settings: settings,
-                    thumbnailCoversDisplay: item.thumbnailCovers(displayWidth: displayWidth), isSlow: isSlow(estimate))
+                      cachedRungs: CachedRungs? = nil, displayWidth: Int? = nil, estimate: LinkEstimate? = nil) -> PolicyInput {
+        let cachedRungs = cachedRungs ?? CachedRungs(of: item, cachedVariants: cached)
+        let covering = cachedRungs.bits != 0
+            && cachedRungs.coveringIndex(among: item.rungCandidates, displayWidth: displayWidth) != nil
+        return PolicyInput(network: network, cached: cached, hasThumbnail: item.thumbnail != nil, settings: settings,
+                           thumbnailCoversDisplay: item.thumbnailCovers(displayWidth: displayWidth), isSlow: isSlow(estimate),
+                           anyRungCached: cachedRungs.bits != 0, coveringRungCached: covering)
+    }
+
+    /// The decision of a rule that chooses a rung: the rung its choice picks (or the cached rung
+    /// it shows), as the original when it is the widest and the thumbnail otherwise.
+    private func decide(_ item: ImageItem, choosing rung: RungSelection, rule: PolicyRule, cachedRungs: CachedRungs,
+                        displayWidth: Int?, estimate: LinkEstimate?, network: NetworkState) -> Decision {
+        let candidates = item.rungCandidates
+        let index: Int?
+        var shown = rule.action.kind == .showCached
+        switch rung {
+        case .load(let choice):
+            let chosen = choice.index(among: candidates, displayWidth: displayWidth, estimate: estimate)
+            // Never download a rung when one at least as wide is cached: the narrowest such is
+            // shown (decoded down) instead.
+            if let cached = candidates.indices.first(where: { $0 >= chosen && cachedRungs.contains($0) }) {
+                index = cached
+                shown = true
+            } else {
+                index = chosen
+            }
+        case .showCached(.covering): index = cachedRungs.coveringIndex(among: candidates, displayWidth: displayWidth)
+        case .showCached(.widest): index = cachedRungs.widestIndex(among: candidates)
+        }
+        // Validation guarantees a cached rung for every input a show-cached rung rule fires for.
+        guard let index else {
+            return Decision(action: .placeholder, rule: rule.name, reason: rule.reason, network: network)
+        }
+        let candidate = candidates[index]
+        let variant = item.variant(ofRungAt: index, of: candidates.count)
+        let action: Decision.Action = shown ? .showCached(variant, candidate.url) : .load(variant, candidate.url)
+        return Decision(action: action, rule: rule.name, reason: rule.reason, network: network, rung: candidate.rung)
     }
 
     /// Whether `estimate` is slow for this policy: below `slowBelow`; false when the policy has no
@@ -219,6 +267,15 @@ public struct ImagePolicy: Sendable {
 
     /// Whether a rule tests `thumbnailCoversDisplay`: the truth table then lists those inputs apart.
     public var readsThumbnailCoversDisplay: Bool { rules.contains { $0.condition.thumbnailCoversDisplay != nil } }
+
+    /// Whether a rule tests `"cached": {"any": …}` or `{"covering": …}`: decisions then ask the
+    /// cache about each rung, and the truth table lists those inputs apart.
+    public var readsRungCache: Bool {
+        rules.contains { $0.condition.anyRungCached != nil || $0.condition.coveringRungCached != nil }
+    }
+
+    /// Whether a rule chooses a rung of the item's ladder.
+    public var choosesRungs: Bool { rules.contains { $0.rung != nil } }
 
     /// Whether a rule tests `roaming`: the truth table then lists roaming inputs apart.
     public var readsRoaming: Bool { rules.contains { $0.condition.roaming != nil } }
@@ -248,7 +305,7 @@ public struct ImagePolicy: Sendable {
     /// outcome for each, in a stable order.
     public func truthTable() -> [(input: PolicyInput, outcome: PolicyOutcome)] {
         PolicyInput.all(settingCount: settings.count, roaming: readsRoaming, captive: readsCaptive, covers: readsThumbnailCoversDisplay,
-                        slow: readsSlow)
+                        slow: readsSlow, rungCache: readsRungCache)
             .map { ($0, outcome(for: $0)) }
     }
 }
@@ -287,7 +344,9 @@ extension PolicyInput {
     /// networks when asked (a policy that tests neither decides them as expensive and as offline),
     /// and slow links when asked. A cached thumbnail without a thumbnail URL cannot happen, nor
     /// roaming without expensive, nor a slow offline link: they are left out.
-    static func all(settingCount: Int, roaming: Bool, captive: Bool, covers: Bool = false, slow: Bool = false) -> [PolicyInput] {
+    static func all(settingCount: Int, roaming: Bool, captive: Bool, covers: Bool = false, slow: Bool = false,
+                    rungCache: Bool = false) -> [PolicyInput] {
+        let rungStates = rungCache ? [(false, false), (true, false), (true, true)] : [(false, false)]
         var inputs: [PolicyInput] = []
         for bits in 0..<(1 << settingCount) {
             for kind in NetworkKind.allCases {
@@ -298,12 +357,14 @@ extension PolicyInput {
                                 for raw in UInt8(0)...3 where hasThumbnail || raw & 2 == 0 {
                                     for thumbnailCovers in covers && hasThumbnail ? [false, true] : [false] {
                                         for isSlow in slow && kind != .offline ? [false, true] : [false] {
-                                            inputs.append(PolicyInput(
-                                                network: NetworkState(kind, isExpensive: expensive, isConstrained: constrained,
-                                                                      isRoaming: isRoaming, isCaptive: isCaptive),
-                                                cached: CachedVariants(rawValue: raw), hasThumbnail: hasThumbnail,
-                                                settings: ResolvedSettings(bits: UInt16(bits)), thumbnailCoversDisplay: thumbnailCovers,
-                                                isSlow: isSlow))
+                                            for (anyRung, coveringRung) in rungStates {
+                                                inputs.append(PolicyInput(
+                                                    network: NetworkState(kind, isExpensive: expensive, isConstrained: constrained,
+                                                                          isRoaming: isRoaming, isCaptive: isCaptive),
+                                                    cached: CachedVariants(rawValue: raw), hasThumbnail: hasThumbnail,
+                                                    settings: ResolvedSettings(bits: UInt16(bits)), thumbnailCoversDisplay: thumbnailCovers,
+                                                    isSlow: isSlow, anyRungCached: anyRung, coveringRungCached: coveringRung))
+                                            }
                                         }
                                     }
                                 }

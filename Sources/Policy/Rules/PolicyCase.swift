@@ -40,6 +40,63 @@ public struct PolicyCase: Sendable, Hashable {
     public var expectedStaleRevalidation: Bool?
     /// The 1-based line of the case in its file, 0 when built in code.
     public var line: Int
+    /// For a case about a rung rule: the item's ladder, the display and the cached rungs, and the
+    /// rung expected; nil for a case about variants.
+    public var ladder: Ladder?
+
+    /// A case's item given as a ladder (`"ladder"`, `"displayWidth"`, `"cachedWidths"` and
+    /// `"expect": {"rungWidth"}` in a file): the case is decided in full, rung included.
+    public struct Ladder: Sendable, Hashable {
+        /// The rung a case expects.
+        public enum ExpectedRung: Sendable, Hashable {
+            /// Not checked.
+            case notChecked
+            /// The placeholder (no rung).
+            case placeholder
+            /// The rung of this width, loaded or shown.
+            case width(Int)
+        }
+
+        /// The item's widths (their URLs are made up, never fetched).
+        public var ladder: ImageLadder
+        /// The display width; nil for unknown.
+        public var displayWidth: Int?
+        /// The widths that are cached.
+        public var cachedWidths: [Int]
+        /// The kind of action expected; nil to not check it.
+        public var expectedAction: ActionKind?
+        /// The rung expected.
+        public var expectedRung: ExpectedRung
+
+        /// Creates a case's ladder.
+        public init(ladder: ImageLadder, displayWidth: Int? = nil, cachedWidths: [Int] = [], expectedAction: ActionKind? = nil,
+                    expectedRung: ExpectedRung = .notChecked) {
+            self.ladder = ladder
+            self.displayWidth = displayWidth
+            self.cachedWidths = cachedWidths
+            self.expectedAction = expectedAction
+            self.expectedRung = expectedRung
+        }
+
+        /// The item the case decides: its widest rung the original, its narrowest the thumbnail.
+        public var item: ImageItem { ImageItem(ladder: ladder) }
+
+        /// The cached rungs, as bits over the item's rungs.
+        public var cachedRungs: CachedRungs {
+            var bits: UInt64 = 0
+            for (index, rung) in ladder.rungs.enumerated() where cachedWidths.contains(rung.width) { bits |= 1 << UInt64(index) }
+            return CachedRungs(bits: bits)
+        }
+
+        /// The cached variants the same cache holds: the original when the widest rung is cached,
+        /// the thumbnail when the narrowest (of two or more) is.
+        public var cachedVariants: CachedVariants {
+            var variants: CachedVariants = []
+            if cachedWidths.contains(ladder.widest.width) { variants.insert(.original) }
+            if ladder.rungs.count > 1, cachedWidths.contains(ladder.narrowest.width) { variants.insert(.thumbnail) }
+            return variants
+        }
+    }
 
     /// Creates a case.
     public init(name: String? = nil, network: NetworkState, settings: [String: Bool] = [:], cached: CachedVariants = [],
@@ -60,5 +117,5 @@ public struct PolicyCase: Sendable, Hashable {
     }
 
     /// Whether the case checks the decision (an action or a rule is expected).
-    public var checksDecision: Bool { expectedAction != nil || expectedRule != nil }
+    public var checksDecision: Bool { expectedAction != nil || expectedRule != nil || ladder != nil }
 }

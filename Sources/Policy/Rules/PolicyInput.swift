@@ -20,12 +20,20 @@ public struct PolicyInput: Sendable, Hashable, CustomStringConvertible {
     /// Whether the measured link is slow for the policy (see `SlowLinkThreshold`); never true
     /// offline. Read only by policies with a rule that tests `slow`.
     public var isSlow: Bool
+    /// Whether some rung of the item's ladder is cached (its original or thumbnail for an item
+    /// without one). Read only by policies with a rule that tests `"cached": {"any": …}` or
+    /// `{"covering": …}`.
+    public var anyRungCached: Bool
+    /// Whether a cached rung covers the display (see `RungChoice` for what covers); implies
+    /// `anyRungCached`.
+    public var coveringRungCached: Bool
 
     /// Creates an input. A roaming network is expensive to every policy: `network.isExpensive` is
     /// set when `network.isRoaming` is; an offline network is never slow.
     @inlinable
     public init(network: NetworkState, cached: CachedVariants, hasThumbnail: Bool, settings: ResolvedSettings,
-                thumbnailCoversDisplay: Bool = false, isSlow: Bool = false) {
+                thumbnailCoversDisplay: Bool = false, isSlow: Bool = false,
+                anyRungCached: Bool = false, coveringRungCached: Bool = false) {
         self.network = network
         if network.isRoaming { self.network.isExpensive = true }
         self.cached = cached
@@ -33,6 +41,8 @@ public struct PolicyInput: Sendable, Hashable, CustomStringConvertible {
         self.settings = settings
         self.thumbnailCoversDisplay = thumbnailCoversDisplay && hasThumbnail
         self.isSlow = isSlow && network.kind != .offline
+        self.coveringRungCached = coveringRungCached
+        self.anyRungCached = anyRungCached || coveringRungCached
     }
 
     /// The index of this input in a compiled decision table: network kind in bits 0–2, then
@@ -67,6 +77,7 @@ public struct PolicyInput: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         "network=\(network) cached=\(cached) thumbnail=\(hasThumbnail ? "yes" : "no")"
             + (thumbnailCoversDisplay ? " thumbnail-covers-display=yes" : "") + (isSlow ? " slow=yes" : "")
+            + (coveringRungCached ? " cached-rung=covering" : anyRungCached ? " cached-rung=narrower" : "")
     }
 }
 

@@ -13,6 +13,9 @@ public struct PolicyRule: Sendable, Hashable {
     public var action: RuleAction
     /// Why, in one line, for people.
     public var reason: String
+    /// For a rule that chooses a rung of the item's ladder: how (docs/ladders.md); nil for a rule
+    /// that loads or shows its `variant`.
+    public var rung: RungSelection?
 
     /// Creates a rule.
     public init(_ name: String, when condition: RuleCondition = .always, then action: RuleAction, reason: String) {
@@ -21,4 +24,17 @@ public struct PolicyRule: Sendable, Hashable {
         self.action = action
         self.reason = reason
     }
+
+    /// Creates a rule that chooses a rung: `.load(choice)` loads the rung `choice` picks,
+    /// `.showCached(choice)` shows a cached rung.
+    public init(_ name: String, when condition: RuleCondition = .always, choosing rung: RungSelection, reason: String) {
+        switch rung {
+        case .load: self.init(name, when: condition, then: .load(.original), reason: reason)
+        case .showCached: self.init(name, when: condition, then: .showCached(.original), reason: reason)
+        }
+        self.rung = rung
+    }
+
+    /// The action in words: `load thumbnail`, or for a rung rule `load the rung covering 1.0× the display`.
+    public var actionDescription: String { rung.map(\.description) ?? action.description }
 }

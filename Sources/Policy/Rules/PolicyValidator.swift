@@ -62,11 +62,21 @@ struct PolicyValidator {
         let readsRoaming = rules.contains { $0.condition.roaming != nil }
         let readsCaptive = rules.contains { $0.condition.captive != nil }
         let readsCovers = rules.contains { $0.condition.thumbnailCoversDisplay != nil }
+        let readsRungCache = rules.contains { $0.condition.anyRungCached != nil || $0.condition.coveringRungCached != nil }
+        try checkRungs()
         let inputs = PolicyInput.all(settingCount: settings.count, roaming: readsRoaming, captive: readsCaptive, covers: readsCovers,
-                                     slow: readsSlow)
-        // A policy that tests `slow` has one more key bit, above the settings: twice the entries.
-        let slowBit = readsSlow ? (1 << TableKey.settingsShift) << settings.count : 0
-        let keyCount = ((1 << TableKey.settingsShift) << settings.count) << (readsSlow ? 1 : 0)
+                                     slow: readsSlow, rungCache: readsRungCache)
+        // A policy that tests `slow` has one more key bit, above the settings: twice the entries;
+        // one that tests cached rungs two more above that: four times.
+        let aboveSettings = (1 << TableKey.settingsShift) << settings.count
+        let slowBit = readsSlow ? aboveSettings : 0
+        let aboveSlow = aboveSettings << (readsSlow ? 1 : 0)
+        let anyRungBit = readsRungCache ? aboveSlow : 0, coveringRungBit = readsRungCache ? aboveSlow << 1 : 0
+        let keyCount = aboveSlow << (readsRungCache ? 2 : 0)
+        let key = { (input: PolicyInput) in
+            input.tableKey | (input.isSlow ? slowBit : 0) | (input.anyRungCached ? anyRungBit : 0)
+                | (input.coveringRungCached ? coveringRungBit : 0)
+        }
         let matchers = rules.map { ConditionMatcher($0.condition, settings: settings) }
         var entries = ContiguousArray(repeating: PolicyOutcome(ruleIndex: rules.count - 1, action: rules[rules.count - 1].action),
                                       count: keyCount)
@@ -79,7 +89,7 @@ struct PolicyValidator {
             if firstImpossible[index] == nil, !isPossible(rules[index], for: input) {
                 firstImpossible[index] = input
             }
-            entries[input.tableKey | (input.isSlow ? slowBit : 0)] = PolicyOutcome(ruleIndex: index, action: rules[index].action)
+            entries[key(input)] = PolicyOutcome(ruleIndex: index, action: rules[index].action)
         }
         // Every other key takes the entry of the input it stands for, so that none is left
         // undecided: a cached thumbnail without a thumbnail URL as not cached; roaming, when no
@@ -96,6 +106,7 @@ struct PolicyValidator {
                 canonical = (canonical & ~TableKey.captive & ~TableKey.kindMask) | NetworkKind.offline.index
             }
             if canonical & TableKey.kindMask == NetworkKind.offline.index { canonical &= ~slowBit }
+            if canonical & coveringRungBit != 0 { canonical |= anyRungBit }
             if canonical != key { entries[key] = entries[canonical] }
         }
         for (index, count) in fired.enumerated() where count == 0 {
@@ -107,12 +118,16 @@ struct PolicyValidator {
             guard let input else { continue }
             let action = rules[index].action
             let why: String, remedy: String
-            switch action {
-            case .showCached(let variant):
+            switch (action, rules[index].rung) {
+            case (_, .showCached(let choice)?):
+                why = "shows the \(choice == .covering ? "cached rung covering the display" : "widest cached rung") but can fire when "
+                    + (choice == .covering ? "no cached rung covers it" : "no rung is cached")
+                remedy = "add \"cached\": {\"\(choice == .covering ? "covering" : "any")\": true} to its \"when\""
+            case (.showCached(let variant), nil):
                 why = "shows the cached \(variant) but can fire when it is not cached"
                 remedy = "add a condition on \"cached\" or \"hasThumbnail\""
-            case .load(let variant) where input.network.kind == .offline:
-                why = "loads the \(variant) but can fire offline, where nothing can be loaded"
+            case (.load, _) where input.network.kind == .offline:
+                why = "loads \(rules[index].rung == nil ? "the \(action.variant.map { "\($0)" } ?? "")" : "a rung") but can fire offline, where nothing can be loaded"
                 remedy = "remove offline from its \"network\""
             default:
                 why = "loads the thumbnail but can fire for an item without one"
@@ -120,7 +135,22 @@ struct PolicyValidator {
             }
             throw fail("\(why) (for example \(describe(input))); \(remedy)", rule: index)
         }
-        return DecisionTable(entries: entries, slowBit: slowBit)
+        return DecisionTable(entries: entries, slowBit: slowBit, anyRungBit: anyRungBit, coveringRungBit: coveringRungBit)
+    }
+
+    /// A rung rule's choice is usable, and its action is the one its rung part is for.
+    private func checkRungs() throws(DataFileError) {
+        for (index, rule) in rules.enumerated() {
+            switch (rule.rung, rule.action) {
+            case (nil, _): continue
+            case (.load(let choice)?, .load):
+                if let problem = choice.problem { throw fail("\"rung\": \(problem)", rule: index) }
+            case (.showCached?, .showCached): continue
+            default:
+                throw fail("a \"rung\" goes with the action \"load\" (a choice) or \"show-cached\" (\"covering\" or \"widest\"), "
+                           + "not \"\(rule.action.kind)\"", rule: index)
+            }
+        }
     }
 
     /// A policy that tests `slow` gives its threshold, and only such a policy does.
@@ -164,9 +194,9 @@ struct PolicyValidator {
                 throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
                                     message: "expects the rule \"\(rule)\", which the policy does not have")
             }
-            if policyCase.estimate != nil, slowBelow == nil {
+            if policyCase.estimate != nil, slowBelow == nil, !readsThroughputInRungs {
                 throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
-                                    message: "gives a \"throughput\", but no rule tests \"slow\"")
+                                    message: "gives a \"throughput\", but no rule tests \"slow\" or chooses a rung \"within\" a time")
             }
             if policyCase.estimate != nil, !policyCase.checksDecision {
                 throw DataFileError(.invalid, source: source, line: policyCase.line, context: context,
@@ -179,7 +209,20 @@ struct PolicyValidator {
         }
     }
 
+    /// Whether a rule chooses a rung that arrives within a time (it reads the measured rate).
+    private var readsThroughputInRungs: Bool {
+        rules.contains { rule in
+            if case .load(let choice)? = rule.rung { return choice.within != nil }
+            return false
+        }
+    }
+
     private func isPossible(_ rule: PolicyRule, for input: PolicyInput) -> Bool {
+        switch rule.rung {
+        case .showCached(.covering)?: return input.coveringRungCached
+        case .showCached(.widest)?: return input.anyRungCached
+        case .load?, nil: break
+        }
         switch rule.action {
         case .showCached(let variant): return input.cached.has(variant) && (variant == .original || input.hasThumbnail)
         // Offline, nothing can be loaded: a rule whose "network" names offline and that loads

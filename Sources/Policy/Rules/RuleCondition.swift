@@ -65,6 +65,12 @@ public struct RuleCondition: Sendable, Hashable {
     /// Whether the measured link must (`true`) or must not (`false`) be slow, by the policy's
     /// `slowBelow` threshold (an unmeasured or offline link is not slow); nil for either.
     public var slow: Bool?
+    /// Whether a cached rung of the item's ladder must (`true`) or must not (`false`) cover the
+    /// display (`"cached": {"covering": true}`); nil for either.
+    public var coveringRungCached: Bool?
+    /// Whether some rung of the item's ladder must (`true`) or must not (`false`) be cached
+    /// (`"cached": {"any": true}`); nil for either.
+    public var anyRungCached: Bool?
 
     /// Creates a condition; every constraint left out matches anything.
     public init(networks: Set<NetworkKind>? = nil, expensive: Bool? = nil, constrained: Bool? = nil,
@@ -90,6 +96,7 @@ public struct RuleCondition: Sendable, Hashable {
     public var isCatchAll: Bool {
         networkBits == nil && expensive == nil && constrained == nil && roaming == nil && captive == nil
             && settingRequirements.isEmpty && cachedMask == 0 && hasThumbnail == nil && thumbnailCoversDisplay == nil && slow == nil
+            && coveringRungCached == nil && anyRungCached == nil
     }
 
     /// Nil when the condition holds for `input`; otherwise the first constraint that fails, in
@@ -127,6 +134,12 @@ public struct RuleCondition: Sendable, Hashable {
         if let thumbnailCoversDisplay, thumbnailCoversDisplay != input.thumbnailCoversDisplay {
             return input.thumbnailCoversDisplay ? "the thumbnail covers the display" : "the thumbnail does not cover the display"
         }
+        if let anyRungCached, anyRungCached != input.anyRungCached {
+            return input.anyRungCached ? "a rung is cached" : "no rung is cached"
+        }
+        if let coveringRungCached, coveringRungCached != input.coveringRungCached {
+            return input.coveringRungCached ? "a cached rung covers the display" : "no cached rung covers the display"
+        }
         return nil
     }
 
@@ -148,6 +161,10 @@ public struct RuleCondition: Sendable, Hashable {
         if let hasThumbnail { parts.append(hasThumbnail ? "has a thumbnail" : "has no thumbnail") }
         if let thumbnailCoversDisplay {
             parts.append(thumbnailCoversDisplay ? "the thumbnail covers the display" : "the thumbnail does not cover the display")
+        }
+        if let anyRungCached { parts.append(anyRungCached ? "a rung is cached" : "no rung is cached") }
+        if let coveringRungCached {
+            parts.append(coveringRungCached ? "a cached rung covers the display" : "no cached rung covers the display")
         }
         return parts.isEmpty ? "always" : parts.joined(separator: " and ")
     }
