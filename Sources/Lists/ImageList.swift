@@ -313,7 +313,7 @@ public final class ImageList: Sendable {
         case .cachedThumbnail(let decision, let url):
             if let image = await loader.pipeline.cachedImage(for: url) {
                 await deliver(.imageReady(row: row, item: item, decision: decision, variant: .thumbnail, image: image),
-                              as: .image(.thumbnail), start, isLast: true)
+                              as: .image(ShownQuality(.thumbnail, url: url, of: item)), start, isLast: true)
             } else {
                 await deliver(.placeholder(row: row, item: item, decision: decision), as: .placeholder, start, isLast: true)
             }
@@ -335,7 +335,7 @@ public final class ImageList: Sendable {
     private func deliverCachedThumbnail(_ url: ImageURL?, decision: Decision, _ start: Rows.Start) async {
         guard let url, let image = await loader.pipeline.cachedImage(for: url), !Task.isCancelled else { return }
         await deliver(.imageReady(row: start.row, item: start.item, decision: decision, variant: .thumbnail, image: image),
-                      as: .image(.thumbnail), start, isLast: false)
+                      as: .image(ShownQuality(.thumbnail, url: url, of: start.item)), start, isLast: false)
     }
 
     private static func rowEvent(_ event: SlotEvent, row: Int, item: ImageItem) -> (RowEvent, Rows.Delivery) {
@@ -343,7 +343,8 @@ public final class ImageList: Sendable {
         case .placeholder(let decision):
             return (.placeholder(row: row, item: item, decision: decision), .placeholder)
         case .imageReady(let decision, let variant, let image):
-            return (.imageReady(row: row, item: item, decision: decision, variant: variant, image: image), .image(variant))
+            return (.imageReady(row: row, item: item, decision: decision, variant: variant, image: image),
+                    .image(ShownQuality(variant, url: image.url, of: item)))
         case .failed(let decision, let error, let fallback):
             return (.failed(row: row, item: item, decision: decision, error: error, fallback: fallback),
                     .failed(url: error.url, fallback: fallback != nil))

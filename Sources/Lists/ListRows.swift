@@ -54,8 +54,8 @@ struct ListRows<Handle> {
         var generation = 0
         /// Visible or near at the last refresh: its events are delivered.
         var isPresented = false
-        /// The best variant delivered since the row was last presented.
-        var shown: Variant?
+        /// The best image delivered since the row was last presented.
+        var shown: ShownQuality?
         /// Whether any event was delivered since the row was last presented.
         var reported = false
         /// A URL whose load failed for this row: not tried again until the row is presented
@@ -69,7 +69,7 @@ struct ListRows<Handle> {
         var generation: Int
         /// nil for an event delivered without loading (the placeholder, a failed decision).
         var url: ImageURL?
-        var variant: Variant?
+        var quality: ShownQuality?
         /// Whether it may download (its variant was not cached when it started).
         var isNetwork: Bool
         var priority: RequestPriority
@@ -234,7 +234,7 @@ struct ListRows<Handle> {
         case nothing
         case placeholder(Decision)
         case decisionFailed(DataFileError)
-        case load(Decision, variant: Variant, url: ImageURL, isNetwork: Bool)
+        case load(Decision, quality: ShownQuality, url: ImageURL, isNetwork: Bool)
     }
 
     private mutating func refresh(_ fact: Facts, context: Context, into actions: inout Actions) {
@@ -269,7 +269,8 @@ struct ListRows<Handle> {
             start(.placeholder(decision), for: fact, into: &actions)
         case .decisionFailed(let error):
             start(.decisionFailed(error), for: fact, into: &actions)
-        case .load(let decision, let variant, let url, let isNetwork):
+        case .load(let decision, let quality, let url, let isNetwork):
+            let variant = quality.variant
             if isNetwork && !mayDownload(row: fact.row, at: fact.priority) {
                 statistics.deferredWhileScrolling += 1
                 guard isPresented, !row.reported else { return }
@@ -286,7 +287,7 @@ struct ListRows<Handle> {
             }
             start(.load(decision, fallback: fallback), for: fact, into: &actions)
             rows[fact.row]?.load?.url = url
-            rows[fact.row]?.load?.variant = variant
+            rows[fact.row]?.load?.quality = quality
             rows[fact.row]?.load?.isNetwork = isNetwork
             let isForTarget = isNetwork && activeTarget.contains(fact.row)
             rows[fact.row]?.load?.isForTarget = isForTarget
@@ -309,7 +310,9 @@ struct ListRows<Handle> {
         guard let variant = decision.variant, let url = decision.url else {
             return isPresented && !row.reported ? .placeholder(decision) : .nothing
         }
-        if let shown = row.shown, shown.rank >= variant.rank { return .nothing }
+        let quality = ShownQuality(variant, url: url, of: fact.item)
+        // Never a narrower (or as good) image after a wider one: the row only gets better.
+        if let shown = row.shown, shown.isAtLeast(quality) { return .nothing }
         if url == row.failedURL { return .nothing }
         let isNetwork = decision.action.kind == .load && !fact.variantCached && decision.network.kind != .offline
         if !isPresented {
@@ -319,7 +322,7 @@ struct ListRows<Handle> {
             // A prefetched thumbnail off screen is not upgraded until its row is near.
             if variant == .original && fact.thumbnailCached { return .nothing }
         }
-        return .load(decision, variant: variant, url: url, isNetwork: isNetwork)
+        return .load(decision, quality: quality, url: url, isNetwork: isNetwork)
     }
 
     /// Whether the running `load` goes on under `want`: `letFinish` when only because the policy
@@ -340,7 +343,7 @@ struct ListRows<Handle> {
         guard load.isNetwork, row.isPresented, context.letsRunningLoadsFinish, network.kind != .offline else {
             return (false, false)
         }
-        if case .load(_, let variant, _, _) = want, let running = load.variant, variant.rank > running.rank {
+        if case .load(_, let quality, _, _) = want, let running = load.quality, !running.isAtLeast(quality) {
             return (false, false)
         }
         return (true, true)
@@ -360,7 +363,7 @@ struct ListRows<Handle> {
         let generation = lastGeneration
         let priority = RequestPriority(fact.priority)
         rows[fact.row]?.generation = generation
-        rows[fact.row]?.load = Load(generation: generation, url: nil, variant: nil, isNetwork: false, priority: priority)
+        rows[fact.row]?.load = Load(generation: generation, url: nil, quality: nil, isNetwork: false, priority: priority)
         actions.start.append(Start(row: fact.row, item: fact.item, generation: generation, priority: priority, work: work))
     }
 
@@ -388,7 +391,7 @@ struct ListRows<Handle> {
 
     /// What a delivered event is.
     enum Delivery {
-        case image(Variant)
+        case image(ShownQuality)
         case placeholder
         case failed(url: ImageURL, fallback: Bool)
         case decisionFailed
@@ -419,12 +422,12 @@ struct ListRows<Handle> {
         }
         let admission: Admission
         switch delivery {
-        case .image(let variant):
-            if let shown = row.shown, shown.rank >= variant.rank {
+        case .image(let quality):
+            if let shown = row.shown, shown.isAtLeast(quality) {
                 admission = .worse
             } else {
                 admission = .deliver(upgraded: row.shown != nil)
-                row.shown = variant
+                row.shown = quality
             }
         case .placeholder, .decisionFailed:
             admission = row.shown == nil ? .deliver(upgraded: false) : .worse
@@ -432,7 +435,7 @@ struct ListRows<Handle> {
             row.failedURL = url
             if row.shown == nil {
                 admission = .deliver(upgraded: false)
-                if fallback { row.shown = .thumbnail }
+                if fallback { row.shown = ShownQuality(.thumbnail, width: row.item.thumbnailWidth) }
             } else {
                 admission = .worse
             }
@@ -457,7 +460,7 @@ struct ListRows<Handle> {
 
     /// What row `index` shows now, for tests and diagnostics.
     func shown(at index: Int) -> Variant? {
-        rows[index]?.shown
+        rows[index]?.shown?.variant
     }
 }
 

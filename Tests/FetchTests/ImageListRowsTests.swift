@@ -95,7 +95,7 @@ struct ImageListRowsTests {
         case image(Variant), placeholder, failed(fallback: Bool)
         var delivery: Rows.Delivery {
             switch self {
-            case .image(let variant): return .image(variant)
+            case .image(let variant): return .image(ShownQuality(variant))
             case .placeholder: return .placeholder
             case .failed(let fallback): return .failed(url: ImageURL("http://127.0.0.1:9/x.jpg")!, fallback: fallback)
             }
@@ -139,14 +139,14 @@ struct ImageListRowsTests {
         items[0] = ImageItem(original: ImageURL("http://127.0.0.1:9/new.jpg")!)
         let reuse = rows.setItems(items)
         #expect(reuse.cancel == ["load 0"])
-        #expect(rows.admit(.image(.original), row: 0, generation: first.start[0].generation, isLast: true) == .stale)
+        #expect(rows.admit(.image(ShownQuality(.original)), row: 0, generation: first.start[0].generation, isLast: true) == .stale)
         rows.changed()
         rows.visible = 1..<2
         _ = rows.refresh(epoch: rows.epoch, facts: Self.facts(rows, plan: .nothing), context: context)
-        #expect(rows.admit(.image(.original), row: 1, generation: first.start[1].generation, isLast: true) == .deliver(upgraded: false))
+        #expect(rows.admit(.image(ShownQuality(.original)), row: 1, generation: first.start[1].generation, isLast: true) == .deliver(upgraded: false))
         let stop = rows.stop()
         #expect(stop.cancel.isEmpty)                           // row 1's load ended with its last event
-        #expect(rows.admit(.image(.original), row: 1, generation: first.start[1].generation, isLast: true) == .stale)
+        #expect(rows.admit(.image(ShownQuality(.original)), row: 1, generation: first.start[1].generation, isLast: true) == .stale)
         #expect(rows.statistics.staleDropped == 2)
     }
 }

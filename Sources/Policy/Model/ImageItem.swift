@@ -52,6 +52,15 @@ public struct ImageItem: Sendable, Hashable {
         return thumbnailWidth >= min(displayWidth, originalWidth ?? displayWidth)
     }
 
+    /// The width in pixels of the image at `url`, when the item says it: a rung of its ladder, or
+    /// its original or thumbnail with `originalWidth` or `thumbnailWidth`.
+    public func width(of url: ImageURL) -> Int? {
+        if let rung = ladder?.rung(at: url) { return rung.width }
+        if url == original { return originalWidth }
+        if url == thumbnail { return thumbnailWidth }
+        return nil
+    }
+
     /// The URL of `variant`, or nil for a thumbnail the item does not have.
     public func url(of variant: Variant) -> ImageURL? {
         switch variant {
