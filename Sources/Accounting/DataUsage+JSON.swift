@@ -11,16 +11,24 @@ extension DataUsage {
     ///
     /// ```json
     /// {"format":"imgpolicy usage 1","day":"2026-11-23",
-    ///  "loads":[{"link":"cellular","variant":"thumbnail","source":"network","bytes":2000,"transfers":1}],
+    ///  "loads":[{"link":"cellular","variant":"thumbnail","source":"network","bytes":2000,"transfers":1},
+    ///           {"link":"wifi","variant":"thumbnail","source":"network","width":640,"bytes":41000,"transfers":1}],
     ///  "originalsNotDownloaded":{"cellular":1},"retries":{},"resumedBytes":{"wifi":180000},
     ///  "failedBytes":{"cellular":65536}}
     /// ```
     func ledgerJSON(day: UsageDay) -> JSONValue {
-        let loads = amounts.sorted { ($0.key.link, $0.key.variant.rawValue, $0.key.source.rawValue) < ($1.key.link, $1.key.variant.rawValue, $1.key.source.rawValue) }
+        let loads = amounts.sorted {
+            ($0.key.link, $0.key.variant.rawValue, $0.key.source.rawValue, $0.key.width ?? 0)
+                < ($1.key.link, $1.key.variant.rawValue, $1.key.source.rawValue, $1.key.width ?? 0)
+        }
             .map { key, amount in
-                JSONValue(.object([("link", .init(.string(key.link.description))), ("variant", .init(.string(key.variant.rawValue))),
-                                   ("source", .init(.string(key.source.rawValue))), ("bytes", .number(amount.bytes)),
-                                   ("transfers", .number(amount.transfers))]))
+                var members: [(key: String, value: JSONValue)] = [
+                    ("link", .init(.string(key.link.description))), ("variant", .init(.string(key.variant.rawValue))),
+                    ("source", .init(.string(key.source.rawValue)))]
+                // Written only when known: a ledger written before widths reads the same.
+                if let width = key.width { members.append(("width", .number(width))) }
+                members += [("bytes", .number(amount.bytes)), ("transfers", .number(amount.transfers))]
+                return JSONValue(.object(members))
             }
         func counts(_ table: [Link: Int]) -> JSONValue {
             JSONValue(.object(table.sorted { $0.key < $1.key }.map { ($0.key.description, .number($0.value)) }))
@@ -54,7 +62,14 @@ extension DataUsage {
             }
             let bytes = try Self.count(field("bytes"), named: "\"loads\" item \(index + 1), \"bytes\"", line: load.line)
             let transfers = try Self.count(field("transfers"), named: "\"loads\" item \(index + 1), \"transfers\"", line: load.line)
-            add(Amount(bytes: bytes, transfers: transfers), for: Key(link: link, variant: variant, source: source))
+            var width: Int?
+            if let widthValue = field("width") {
+                guard case .number(let text) = widthValue.kind, let given = Int(text), (1...ImageItem.maximumWidth).contains(given) else {
+                    throw LedgerFormatError("line \(load.line): \"loads\" item \(index + 1), \"width\": not a width from 1 to \(ImageItem.maximumWidth)")
+                }
+                width = given
+            }
+            add(Amount(bytes: bytes, transfers: transfers), for: Key(link: link, variant: variant, source: source, width: width))
         }
         // "resumedBytes" and "failedBytes" came later: a day file without them counts none.
         let later: Set = ["resumedBytes", "failedBytes"]

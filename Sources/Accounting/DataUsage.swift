@@ -80,12 +80,16 @@ public struct DataUsage: Sendable, Hashable {
         public var variant: Variant
         /// Where the bytes came from.
         public var source: ImageSource
+        /// The width in pixels of the image shown, when the item says it (a rung of a ladder, or
+        /// an original or thumbnail of known width); nil when unknown.
+        public var width: Int?
 
         /// Creates a key.
-        public init(link: Link, variant: Variant, source: ImageSource) {
+        public init(link: Link, variant: Variant, source: ImageSource, width: Int? = nil) {
             self.link = link
             self.variant = variant
             self.source = source
+            self.width = width
         }
     }
 

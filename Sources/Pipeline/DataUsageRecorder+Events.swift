@@ -17,7 +17,8 @@ extension DataUsageRecorder {
             decision = made
             // A resumed download received the rest only: the part it kept was counted when it arrived.
             let bytes = image.source == .network ? image.bytes.count - min(image.resumedBytes, image.bytes.count) : image.bytes.count
-            change.add(.init(bytes: bytes, transfers: 1), for: .init(link: .init(made.network), variant: variant, source: image.source))
+            change.add(.init(bytes: bytes, transfers: 1),
+                       for: .init(link: .init(made.network), variant: variant, source: image.source, width: item.width(of: image.url)))
             change.addRetries(image.retries, on: .init(made.network))
             change.addResumedBytes(image.resumedBytes, on: .init(made.network))
             change.addFailedBytes(image.failedBytes, on: .init(made.network))
@@ -28,7 +29,8 @@ extension DataUsageRecorder {
             // A cancelled transfer's bytes are counted by the pipeline (see the type's documentation).
             if error.code != .cancelled { change.addFailedBytes(error.receivedBytes, on: .init(made.network)) }
             if let fallback {
-                change.add(.init(bytes: fallback.bytes.count, transfers: 1), for: .init(link: .init(made.network), variant: .thumbnail, source: fallback.source))
+                change.add(.init(bytes: fallback.bytes.count, transfers: 1),
+                           for: .init(link: .init(made.network), variant: .thumbnail, source: fallback.source, width: item.width(of: fallback.url)))
             }
         case .placeholder(let made):
             decision = made

@@ -51,10 +51,21 @@ extension DataUsage {
                 text += " (saved: no estimate yet, no original downloaded to estimate from)"
             }
         }
+        // Downloads by the width shown, when items said their widths (ladders: docs/ladders.md).
+        let byWidth = widths.compactMap { width -> String? in
+            let amount = amount { $0.source == .network && $0.width == width }
+            return amount.transfers > 0 ? "\(width) px \(Self.bytesText(amount.bytes)) in \(amount.transfers)" : nil
+        }
+        if !byWidth.isEmpty { text += "; downloaded by width: " + byWidth.joined(separator: ", ") }
         let retried = retries(), resumed = resumedBytes()
         if retried > 0 { text += "; \(retried) retr\(retried == 1 ? "y" : "ies")" }
         if resumed > 0 { text += "; \(Self.bytesText(resumed)) not downloaded again (resumed)" }
         return text
+    }
+
+    /// The widths downloads were counted at, narrowest first.
+    var widths: [Int] {
+        Array(Set(amounts.keys.compactMap { $0.source == .network ? $0.width : nil })).sorted()
     }
 
     /// The JSON object of `stats --json` (per day and total) and of `--fetch --json`'s `usage`.
@@ -79,11 +90,13 @@ extension DataUsage {
                 }))
             })),
             ("byVariant", object(Variant.allCases.map { variant in (variant.rawValue, number(amount { $0.variant == variant }.bytes)) })),
+            ("byWidth", object(widths.map { width in (String(width), number(amount { $0.source == .network && $0.width == width }.bytes)) })),
         ])
         let transfers = object([
             ("bySource", object(sources.map { ($0.rawValue, number(amount(from: $0).transfers)) })),
             ("byNetwork", object(network.map { link in (link.description, number(amount { $0.source == .network && $0.link == link }.transfers)) })),
             ("byVariant", object(Variant.allCases.map { variant in (variant.rawValue, number(amount { $0.variant == variant }.transfers)) })),
+            ("byWidth", object(widths.map { width in (String(width), number(amount { $0.source == .network && $0.width == width }.transfers)) })),
         ])
         let held = object([
             ("total", number(originalsNotDownloaded())),

@@ -71,6 +71,14 @@ struct RungCommandTests {
         #expect(wifi.status == 0, "\(wifi.stderr)")
         #expect(wifi.stdout.contains(#""rule":"cached-covering""#) && wifi.stdout.contains("/p/640.png"), "\(wifi.stdout)")
         #expect(server.totalHits == 1, "a cached rung that covers is never downloaded again")
+        // The ledger counts the download by its width.
+        let stats = try await cli.run(["stats", "--cache-dir", cache, "--json"])
+        let usage = try json(stats.stdout)
+        let total = try #require(usage["total"] as? [String: Any] ?? usage, "\(stats.stdout)")
+        let byWidth = ((total["bytes"] as? [String: Any])?["byWidth"] as? [String: Any]) ?? [:]
+        #expect(byWidth.keys.sorted() == ["640"] && byWidth["640"] as? Int == Self.bytes(640, 2).count, "\(stats.stdout)")
+        let text = try await cli.run(["stats", "--cache-dir", cache])
+        #expect(text.stdout.contains("downloaded by width: 640 px "), "\(text.stdout)")
         // The one entry is the 640 rung, at the server's own size.
         let listed = try await cli.run(["cache", "list", "--cache-dir", cache])
         let lines = listed.stdout.split(separator: "\n")

@@ -82,6 +82,27 @@ struct DataUsageTests {
         #expect(throws: LedgerFormatError.self) { try DataUsage(ledgerJSON: JSONParser().parse(text), day: UsageDay(parsing: "2026-11-24")!) }
     }
 
+    /// Issue 18: downloads are kept by the width shown when the item says it (a rung); a key
+    /// without a width is written as before, so older ledgers read the same.
+    @Test func widthsAreKeptApartAndReadBack() throws {
+        var usage = DataUsage()
+        usage.add(.init(bytes: 40_000, transfers: 1), for: .init(link: Self.cellular, variant: .thumbnail, source: .network, width: 640))
+        usage.add(.init(bytes: 9_000, transfers: 1), for: .init(link: Self.cellular, variant: .thumbnail, source: .network, width: 160))
+        usage.add(.init(bytes: 41_000, transfers: 1), for: .init(link: Self.cellular, variant: .thumbnail, source: .network, width: 640))
+        usage.add(.init(bytes: 2_000, transfers: 1), for: .init(link: Self.cellular, variant: .thumbnail, source: .network))
+        #expect(usage.amount { $0.width == 640 } == .init(bytes: 81_000, transfers: 2))
+        #expect(usage.amount { $0.width == nil } == .init(bytes: 2_000, transfers: 1))
+        let day = UsageDay(parsing: "2026-11-23")!
+        let text = JSONWriter.compactText(of: usage.ledgerJSON(day: day))
+        #expect(text.contains(#""width":640,"#) && text.components(separatedBy: #""width""#).count == 3, "\(text)")
+        #expect(try DataUsage(ledgerJSON: JSONParser().parse(text), day: day) == usage)
+        for bad in ["0", "1000001", "\"640\"", "6.4e2", "-640"] {
+            let damaged = #"{"format":"imgpolicy usage 1","day":"2026-11-23","loads":[{"link":"wifi","variant":"original","source":"network","width":"#
+                + bad + #","bytes":1,"transfers":1}],"originalsNotDownloaded":{},"retries":{}}"#
+            #expect(throws: LedgerFormatError.self, "width \(bad)") { try DataUsage(ledgerJSON: JSONParser().parse(damaged), day: day) }
+        }
+    }
+
     @Test(arguments: [
         #"[]"#,
         #"{"format":"imgpolicy usage 2","day":"2026-11-23","loads":[],"originalsNotDownloaded":{},"retries":{}}"#,
