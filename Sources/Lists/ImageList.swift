@@ -347,7 +347,7 @@ public final class ImageList: Sendable {
                     .image(ShownQuality(variant, url: image.url, of: item)))
         case .failed(let decision, let error, let fallback):
             return (.failed(row: row, item: item, decision: decision, error: error, fallback: fallback),
-                    .failed(url: error.url, fallback: fallback != nil))
+                    .failed(url: error.url, fallback: fallback.map { ShownQuality(.thumbnail, url: $0.url, of: item) }))
         case .decisionFailed(let error):
             return (.decisionFailed(row: row, item: item, error: error), .decisionFailed)
         }

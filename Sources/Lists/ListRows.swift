@@ -393,7 +393,8 @@ struct ListRows<Handle> {
     enum Delivery {
         case image(ShownQuality)
         case placeholder
-        case failed(url: ImageURL, fallback: Bool)
+        /// A failed load, and the quality of the fallback image delivered with it, if any.
+        case failed(url: ImageURL, fallback: ShownQuality?)
         case decisionFailed
     }
 
@@ -435,7 +436,7 @@ struct ListRows<Handle> {
             row.failedURL = url
             if row.shown == nil {
                 admission = .deliver(upgraded: false)
-                if fallback { row.shown = ShownQuality(.thumbnail, width: row.item.thumbnailWidth) }
+                if let fallback { row.shown = fallback }
             } else {
                 admission = .worse
             }

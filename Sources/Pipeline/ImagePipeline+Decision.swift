@@ -8,8 +8,9 @@ import Support
 extension ImagePipeline {
     /// Carries out `decision` for `item`: the placeholder, or the image from the caches or the
     /// network. A decision to show a cached variant, or any decision made offline, never touches
-    /// the network. On failure, the cached thumbnail if there is one (else the placeholder) comes
-    /// with the error.
+    /// the network. On failure, the widest cached image of the item narrower than the one that
+    /// failed (for an item without a ladder: the cached thumbnail when the original failed), else
+    /// the placeholder, comes with the error.
     ///
     /// A cached variant that proves unreadable (damaged, evicted, removed by another process) is
     /// `.offline` only when the decision was made offline; else `.localIO`. `ImageLoader` does
@@ -36,9 +37,16 @@ extension ImagePipeline {
             if error.code == .offline, decision.network.kind != .offline {
                 error = FetchError(url: url, code: .localIO(message: Self.cachedCopyLost))
             }
+            // The widest cached image of the item narrower than the one that failed (the cached
+            // thumbnail of an item without a ladder, when the original failed).
             var fallback: FetchedImage?
-            if error.code != .cancelled, variant == .original, let thumbnail = item.thumbnail {
-                fallback = await cachedImage(for: thumbnail)
+            if error.code != .cancelled {
+                for narrower in item.narrowerImages(than: url) {
+                    if let image = await cachedImage(for: narrower) {
+                        fallback = image
+                        break
+                    }
+                }
             }
             return .failed(decision, error: error, fallback: fallback)
         }

@@ -40,8 +40,9 @@ struct ItemDecider {
     /// was decided from (for `--explain`).
     func decide(_ item: ImageItem, displayWidth: Int? = nil) -> (decision: Decision, input: PolicyInput) {
         let cached = cache.cachedVariants(of: item)
-        // The rungs are asked about only by a policy that reads them (one question per rung).
-        let cachedRungs = policy.readsRungCache || policy.choosesRungs ? cache.cachedRungs(of: item) : nil
+        // The rungs are asked about only for a policy that reads them or an item with a ladder
+        // (one question per rung).
+        let cachedRungs = policy.readsRungCache || policy.choosesRungs || item.ladder != nil ? cache.cachedRungs(of: item) : nil
         let decision = policy.decide(item, network: network, settings: settings, cached: cached, cachedRungs: cachedRungs,
                                      displayWidth: displayWidth, estimate: estimate)
         return (decision, policy.input(for: item, network: network, settings: settings, cached: cached, cachedRungs: cachedRungs,

@@ -96,11 +96,11 @@ struct PolicyCommand: ParsableCommand {
                     }
                     members.append(("settings", JSONValue(.object(settings))))
                     members.append(("action", JSONValue(.string(outcome.action.kind.rawValue))))
-                    members.append(("variant", JSONValue(outcome.action.variant.map { .string($0.rawValue) } ?? .null)))
+                    // A rung rule's variant depends on the rung chosen for an item: null here.
+                    let rungRule = policy.rules[outcome.ruleIndex].rung
+                    members.append(("variant", JSONValue(rungRule == nil ? outcome.action.variant.map { .string($0.rawValue) } ?? .null : .null)))
                     members.append(("rule", JSONValue(.string(rule))))
-                    if let rung = policy.rules[outcome.ruleIndex].rung {
-                        members.append(("rung", JSONValue(.string(rung.description))))
-                    }
+                    if let rungRule { members.append(("rung", rungRule.policyJSON)) }
                     output += JSONWriter.compactText(of: JSONValue(.object(members))) + "\n"
                 } else {
                     var line = pad(input.network.kind.rawValue, 10) + pad(yesNo(input.network.isExpensive), 10)
@@ -193,7 +193,7 @@ extension PolicyCommand {
             let rules = policy.rules.map { rule in
                 object([("name", string(rule.name)), ("when", condition(rule.condition)), ("action", string(rule.action.kind.rawValue)),
                         ("variant", rule.rung == nil ? rule.action.variant.map { string($0.rawValue) } ?? JSONValue(.null) : JSONValue(.null)),
-                        ("rung", rule.rung.map { string($0.description) } ?? JSONValue(.null)), ("reason", string(rule.reason))])
+                        ("rung", rule.rung?.policyJSON ?? JSONValue(.null)), ("reason", string(rule.reason))])
             }
             let prefetch = policy.prefetch.map { entry in
                 object([("name", entry.name.map(string) ?? JSONValue(.null)), ("when", condition(entry.condition))] + members(entry.plan))

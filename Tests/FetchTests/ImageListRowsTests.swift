@@ -97,7 +97,7 @@ struct ImageListRowsTests {
             switch self {
             case .image(let variant): return .image(ShownQuality(variant))
             case .placeholder: return .placeholder
-            case .failed(let fallback): return .failed(url: ImageURL("http://127.0.0.1:9/x.jpg")!, fallback: fallback)
+            case .failed(let fallback): return .failed(url: ImageURL("http://127.0.0.1:9/x.jpg")!, fallback: fallback ? ShownQuality(.thumbnail) : nil)
             }
         }
         var description: String { "\(delivery)" }

@@ -188,8 +188,9 @@ struct RungPolicyValidationTests {
 
     @Test(arguments: [
         (#"{"name": "a", "when": {"network": "wifi"}, "action": "load", "rung": "biggest", "reason": "r"}"#, "must be \"smallest\" or an object"),
-        (#"{"name": "a", "when": {"network": "wifi"}, "action": "load", "rung": {"covering": 0}, "reason": "r"}"#, "\"covering\" must be a factor above 0"),
-        (#"{"name": "a", "when": {"network": "wifi"}, "action": "load", "rung": {"covering": 9}, "reason": "r"}"#, "at most 8.0"),
+        (#"{"name": "a", "when": {"network": "wifi"}, "action": "load", "rung": {"covering": 0}, "reason": "r"}"#, "\"covering\" must be a factor from 0.05"),
+        (#"{"name": "a", "when": {"network": "wifi"}, "action": "load", "rung": {"covering": 9}, "reason": "r"}"#, "from 0.05 to 8.0 (1 is the display width), found 9"),
+        (#"{"name": "a", "when": {"network": "wifi"}, "action": "load", "rung": {"covering": 1e-320}, "reason": "r"}"#, "found 1e-320"),
         (#"{"name": "a", "when": {"network": "wifi"}, "action": "load", "rung": {"covering": "1"}, "reason": "r"}"#, "found a string"),
         (#"{"name": "a", "when": {"network": "wifi"}, "action": "load", "rung": {"maxWidth": 0}, "reason": "r"}"#, "\"maxWidth\" must be a whole number of pixels from 1"),
         (#"{"name": "a", "when": {"network": "wifi"}, "action": "load", "rung": {"maxBytes": 1.5}, "reason": "r"}"#, "\"maxBytes\" must be a whole number of bytes"),
@@ -223,6 +224,9 @@ struct RungPolicyValidationTests {
         (#"{"network": "wifi", "ladder": [320, 640], "expect": {"prefetch": "nothing"}}"#, "must expect a \"rungWidth\", an \"action\" or a \"rule\""),
         (#"{"network": "wifi", "ladder": [{"width": 320, "bytes": 0}], "expect": {"rule": "fit"}}"#, "\"bytes\" must be a whole number of bytes from 1"),
         (#"{"network": "wifi", "ladder": [0], "expect": {"rule": "fit"}}"#, "\"ladder\" entry 1 must be a whole number of pixels from 1"),
+        (#"{"network": "wifi", "ladder": [320, 640], "cachedWidths": [320, 320], "expect": {"rule": "fit"}}"#, "names 320 twice"),
+        (#"{"network": "wifi", "ladder": [320, 640], "expect": {"action": "load", "rungWidth": null}}"#, "is null (the placeholder) but \"action\" is \"load\""),
+        (#"{"network": "wifi", "ladder": [320, 640], "expect": {"action": "placeholder", "rungWidth": 320}}"#, "but \"rungWidth\" names a rung"),
     ])
     func aHostileLadderCaseIsOneLineNamingTheCase(policyCase: String, expected: String) {
         let message = problem(rule: Self.load, cases: policyCase)
@@ -239,5 +243,59 @@ struct RungPolicyValidationTests {
         let failures = policy.failingCases()
         #expect(failures.map(\.position) == [1])
         #expect(failures.first?.description == "case 1 (too narrow): expected a decision of the 320-px rung, got load of the 640-px rung by rule fit")
+    }
+}
+
+/// Found by the probe: every policy, written before ladders or not, shows a cached rung rather
+/// than downloading a narrower one or showing the placeholder, for items with a ladder; and an
+/// item with both its own original and thumbnail and a ladder counts them as rungs.
+struct CachedRungPreferenceTests {
+    static func ladder(_ widths: [Int]) throws -> ImageLadder {
+        try ImageLadder(template: "https://cdn.example/p.jpg?w={width}", widths: widths)
+    }
+
+    @Test func theDefaultPolicyShowsACachedMiddleRungInsteadOfDownloadingTheThumbnail() throws {
+        let ladder = try Self.ladder([100, 200, 400])
+        let item = ImageItem(id: "p", ladder: ladder)
+        let policy = ImagePolicy.default
+        let middle = StaticCacheContents(urls: [ladder.rungs[1].url])
+        let cellular = policy.decide(item, network: NetworkState(.cellular), settings: policy.defaultSettings, cache: middle)
+        #expect(cellular.action == .showCached(.thumbnail, ladder.rungs[1].url), "\(cellular)")
+        #expect(cellular.rule == "cellular-thumbnail" && cellular.reason.contains("200 px") && cellular.reason.contains("instead of downloading"))
+        let offline = policy.decide(item, network: NetworkState(.offline), settings: policy.defaultSettings, cache: middle)
+        #expect(offline.action == .showCached(.thumbnail, ladder.rungs[1].url) && offline.reason.contains("instead of the placeholder"), "\(offline)")
+        // Wi-Fi loads the original: nothing cached is as wide, so it downloads.
+        let wifi = policy.decide(item, network: NetworkState(.wifi), settings: policy.defaultSettings, cache: middle)
+        #expect(wifi.action == .load(.original, ladder.widest.url))
+        // An item without a ladder is decided exactly as the article's tree says.
+        let plain = ImageItem(id: "q", original: ImageURL("https://i.example/o.jpg")!, thumbnail: ImageURL("https://i.example/t.jpg")!)
+        let nothing = policy.decide(plain, network: NetworkState(.offline), settings: policy.defaultSettings,
+                                    cache: StaticCacheContents(urls: [ImageURL("https://i.example/other.jpg")!]))
+        #expect(nothing.action == .placeholder && nothing.reason == "offline and nothing cached: the placeholder is shown")
+    }
+
+    @Test func anItemsOwnOriginalAndThumbnailAreRungsBesideItsLadder() throws {
+        let original = ImageURL("https://img.example/o.jpg")!, thumbnail = ImageURL("https://img.example/t.jpg")!
+        let item = ImageItem(id: "both", original: original, thumbnail: thumbnail, ladder: try Self.ladder([320, 640]))
+        let policy = try ImagePolicy.load(contentsOf: PackagePaths.policies + "/fit-display.json")
+        let cache = StaticCacheContents(urls: [original])
+        for kind in [NetworkKind.offline, .wifi, .cellular] {
+            let decision = policy.decide(item, network: NetworkState(kind), settings: policy.defaultSettings, cache: cache, displayWidth: 400)
+            #expect(decision.action == .showCached(.original, original), "\(kind): \(decision)")
+        }
+        // Only the cached thumbnail (width unknown: the narrowest): offline shows it; Wi-Fi loads the 640 rung as a thumbnail.
+        let thumbnailOnly = StaticCacheContents(urls: [thumbnail])
+        let offline = policy.decide(item, network: NetworkState(.offline), settings: policy.defaultSettings, cache: thumbnailOnly, displayWidth: 400)
+        #expect(offline.action == .showCached(.thumbnail, thumbnail), "\(offline)")
+        let wifi = policy.decide(item, network: NetworkState(.wifi), settings: policy.defaultSettings, cache: thumbnailOnly, displayWidth: 400)
+        #expect(wifi.action == .load(.thumbnail, try Self.ladder([320, 640]).widest.url), "\(wifi)")
+    }
+
+    @Test func aThumbnailWiderThanItsOriginalIsSortedByWidth() throws {
+        let item = ImageItem(original: ImageURL("https://i.example/p-160.jpg")!, thumbnail: ImageURL("https://i.example/p-320.jpg")!,
+                             originalWidth: 160, thumbnailWidth: 320)
+        let smallest = try ImagePolicy(name: "s", settings: [], rules: [PolicyRule("s", choosing: .load(.smallest), reason: "r")])
+        let decision = smallest.decide(item, network: NetworkState(.cellular), settings: smallest.defaultSettings, cached: [])
+        #expect(decision.url?.absoluteString == "https://i.example/p-160.jpg" && decision.variant == .original)
     }
 }

@@ -18,9 +18,11 @@ extension ImagePolicy {
             var factor = 1.0
             if let factorValue = members.value("covering") {
                 guard case .number(let text) = factorValue.kind, let number = Double(text), number.isFinite,
-                      number > 0, number <= RungChoice.maximumFactor else {
-                    throw members.error("\"covering\" must be a factor above 0 and at most \(RungChoice.maximumFactor) "
-                                        + "(1 is the display width), found \(factorValue.typeDescription)", at: factorValue)
+                      number >= RungChoice.minimumFactor, number <= RungChoice.maximumFactor else {
+                    let found: String
+                    if case .number(let text) = factorValue.kind { found = text.count > 24 ? String(text.prefix(24)) + "…" : text } else { found = factorValue.typeDescription }
+                    throw members.error("\"covering\" must be a factor from \(RungChoice.minimumFactor) to \(RungChoice.maximumFactor) "
+                                        + "(1 is the display width), found \(found)", at: factorValue)
                 }
                 factor = number
             }
@@ -87,6 +89,7 @@ extension ImagePolicy {
             guard ladder.rungs.contains(where: { $0.width == width }) else {
                 throw reader.error("\"cachedWidths\" names \(width), which is not a width of the case's \"ladder\"", at: element)
             }
+            guard !cached.contains(width) else { throw reader.error("\"cachedWidths\" names \(width) twice", at: element) }
             cached.append(width)
         }
         var expected = PolicyCase.Ladder.ExpectedRung.notChecked
@@ -110,6 +113,12 @@ extension ImagePolicy {
                 throw expect.error("unknown action \"\(name)\" (expected \(quotedList(ActionKind.allCases.map(\.rawValue))))", at: actionValue)
             }
             return kind
+        }
+        if case .placeholder = expected, let action, action != .placeholder {
+            throw expect.error("\"rungWidth\" is null (the placeholder) but \"action\" is \"\(action)\"", at: actionValue)
+        }
+        if case .width = expected, action == .placeholder {
+            throw expect.error("\"action\" is \"placeholder\" but \"rungWidth\" names a rung", at: actionValue)
         }
         if case .notChecked = expected, action == nil, expect.value("rule") == nil {
             throw expect.error("a case with a \"ladder\" must expect a \"rungWidth\", an \"action\" or a \"rule\"")

@@ -163,7 +163,8 @@ public struct ImagePolicy: Sendable {
     public func decide(_ item: ImageItem, network: NetworkState, settings: ResolvedSettings,
                        cache: some CacheInspecting, displayWidth: Int? = nil, estimate: LinkEstimate? = nil) -> Decision {
         // The rungs are asked about only by a policy that reads them (one question per rung).
-        let cachedRungs = readsRungCache || choosesRungs ? cache.cachedRungs(of: item) : nil
+        // The rungs are asked about only for a policy that reads them or an item with a ladder.
+        let cachedRungs = readsRungCache || choosesRungs || item.ladder != nil ? cache.cachedRungs(of: item) : nil
         return decide(item, network: network, settings: settings, cached: cache.cachedVariants(of: item), cachedRungs: cachedRungs,
                       displayWidth: displayWidth, estimate: estimate)
     }
@@ -197,8 +198,9 @@ public struct ImagePolicy: Sendable {
         let outcome = outcome(for: input)
         let rule = rules[outcome.ruleIndex]
         if let rung = rule.rung {
-            return decide(item, choosing: rung, rule: rule, cachedRungs: cachedRungs, displayWidth: displayWidth,
-                          estimate: estimate, network: network)
+            let decision = decide(item, choosing: rung, rule: rule, cachedRungs: cachedRungs, displayWidth: displayWidth,
+                                  estimate: estimate, network: network)
+            return preferringCachedRungs(decision, of: item, cachedRungs: cachedRungs)
         }
         let action: Decision.Action
         // Validation guarantees that the variant exists for every input a rule can fire for.
@@ -210,7 +212,9 @@ public struct ImagePolicy: Sendable {
         case .placeholder:
             action = .placeholder
         }
-        return Decision(action: action, rule: rule.name, reason: rule.reason, network: network)
+        let decision = Decision(action: action, rule: rule.name, reason: rule.reason, network: network)
+        // An item without a ladder is decided exactly as the rules say (the article's tree).
+        return item.ladder == nil ? decision : preferringCachedRungs(decision, of: item, cachedRungs: cachedRungs)
     }
 
     /// The facts a decision about `item` is made from (what `decide` looks up; `--explain` shows it).
@@ -222,37 +226,6 @@ public struct ImagePolicy: Sendable {
         return PolicyInput(network: network, cached: cached, hasThumbnail: item.thumbnail != nil, settings: settings,
                            thumbnailCoversDisplay: item.thumbnailCovers(displayWidth: displayWidth), isSlow: isSlow(estimate),
                            anyRungCached: cachedRungs.bits != 0, coveringRungCached: covering)
-    }
-
-    /// The decision of a rule that chooses a rung: the rung its choice picks (or the cached rung
-    /// it shows), as the original when it is the widest and the thumbnail otherwise.
-    private func decide(_ item: ImageItem, choosing rung: RungSelection, rule: PolicyRule, cachedRungs: CachedRungs,
-                        displayWidth: Int?, estimate: LinkEstimate?, network: NetworkState) -> Decision {
-        let candidates = item.rungCandidates
-        let index: Int?
-        var shown = rule.action.kind == .showCached
-        switch rung {
-        case .load(let choice):
-            let chosen = choice.index(among: candidates, displayWidth: displayWidth, estimate: estimate)
-            // Never download a rung when one at least as wide is cached: the narrowest such is
-            // shown (decoded down) instead.
-            if let cached = candidates.indices.first(where: { $0 >= chosen && cachedRungs.contains($0) }) {
-                index = cached
-                shown = true
-            } else {
-                index = chosen
-            }
-        case .showCached(.covering): index = cachedRungs.coveringIndex(among: candidates, displayWidth: displayWidth)
-        case .showCached(.widest): index = cachedRungs.widestIndex(among: candidates)
-        }
-        // Validation guarantees a cached rung for every input a show-cached rung rule fires for.
-        guard let index else {
-            return Decision(action: .placeholder, rule: rule.name, reason: rule.reason, network: network)
-        }
-        let candidate = candidates[index]
-        let variant = item.variant(ofRungAt: index, of: candidates.count)
-        let action: Decision.Action = shown ? .showCached(variant, candidate.url) : .load(variant, candidate.url)
-        return Decision(action: action, rule: rule.name, reason: rule.reason, network: network, rung: candidate.rung)
     }
 
     /// Whether `estimate` is slow for this policy: below `slowBelow`; false when the policy has no

@@ -20,6 +20,8 @@
 public struct RungChoice: Sendable, Hashable, CustomStringConvertible {
     /// The largest factor a display width may be multiplied by.
     public static let maximumFactor = 8.0
+    /// The smallest factor (a twentieth of the display width).
+    public static let minimumFactor = 0.05
     /// The longest `within` a policy may give (a minute).
     public static let maximumWithin: Duration = .seconds(60)
 
@@ -42,6 +44,9 @@ public struct RungChoice: Sendable, Hashable, CustomStringConvertible {
     /// size and the link is measured); nil for no cap.
     public var within: Duration?
 
+    /// `within` in whole milliseconds (as a policy file writes it); nil without it.
+    public var withinMilliseconds: Int64? { within?.milliseconds }
+
     /// A choice of the narrowest rung covering the display width × `factor`, with optional caps.
     public init(covering factor: Double = 1, maxWidth: Int? = nil, maxBytes: Int? = nil, within: Duration? = nil) {
         self.target = .covering(factor)
@@ -57,11 +62,11 @@ public struct RungChoice: Sendable, Hashable, CustomStringConvertible {
         self.target = target
     }
 
-    /// Why the choice cannot be used, or nil: a factor outside (0, ``maximumFactor``], a cap
+    /// Why the choice cannot be used, or nil: a factor outside ``minimumFactor``…``maximumFactor``, a cap
     /// below 1, a `within` outside (0, ``maximumWithin``].
     public var problem: String? {
-        if case .covering(let factor) = target, !(factor > 0 && factor <= Self.maximumFactor) {
-            return "\"covering\" must be a factor above 0 and at most \(Self.maximumFactor), found \(factor)"
+        if case .covering(let factor) = target, !(factor >= Self.minimumFactor && factor <= Self.maximumFactor) {
+            return "\"covering\" must be a factor from \(Self.minimumFactor) to \(Self.maximumFactor), found \(factor)"
         }
         if let maxWidth, !(1...ImageItem.maximumWidth).contains(maxWidth) {
             return "\"maxWidth\" must be from 1 to \(ImageItem.maximumWidth) pixels, found \(maxWidth)"
