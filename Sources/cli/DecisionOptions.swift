@@ -111,7 +111,7 @@ struct DecisionOptions {
             decisions.append(decision)
             setup.logger.trace("decided", metadata: ["item": "\(item.id ?? item.original.absoluteString)", "decision": "\(decision)"])
             if explain {
-                let trace = explanation(policy: setup.policy, input: input, item: item)
+                let trace = explanation(policy: setup.policy, input: input, item: item, estimate: setup.estimate)
                 if json { FileHandle.standardError.write(text: trace) } else { output += trace }
             }
             if !fetch { output += (json ? jsonLine(decision) : textLine(decision, item: item)) + "\n" }
@@ -211,12 +211,16 @@ struct DecisionOptions {
         JSONWriter.compactText(of: JSONValue(.object(decision.jsonMembers)))
     }
 
-    private func explanation(policy: ImagePolicy, input: PolicyInput, item: ImageItem) -> String {
+    private func explanation(policy: ImagePolicy, input: PolicyInput, item: ImageItem, estimate: LinkEstimate?) -> String {
         var settingsText = ""
         for (position, declaration) in policy.settings.enumerated() {
             settingsText += " \(declaration.key)=\(input.settings.isOn(at: position) ? "on" : "off")"
         }
-        var text = TerminalText.escaped("\(item.id.map { "\($0): " } ?? "")policy \(policy.name), \(input)\(settingsText)") + "\n"
+        // What rung rules read besides the input: the display width and the measured rate.
+        var measures = ""
+        if let width = size?.width { measures += " display=\(width)px" }
+        if let estimate { measures += " throughput=\(Int(estimate.bytesPerSecond))B/s" }
+        var text = TerminalText.escaped("\(item.id.map { "\($0): " } ?? "")policy \(policy.name), \(input)\(settingsText)\(measures)") + "\n"
         for trace in policy.explain(input) {
             let verdict = trace.mismatch.map { "no: \($0)" } ?? "yes: \(trace.rule.actionDescription)"
             text += "  " + TerminalText.escaped("rule \(trace.index + 1) \(trace.rule.name) [\(trace.rule.condition.summary)] \(verdict)") + "\n"

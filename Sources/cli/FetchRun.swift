@@ -177,7 +177,7 @@ struct FetchRun {
         case .imageReady(let decision, let variant, let image):
             return Report(line: json
                 ? line(decision, extra: [("source", image.source.rawValue), ("bytes", image.bytes.count), ("ms", time)])
-                : TerminalText.escaped("\(prefix)\(decision.action.kind) \(variant) from \(image.source), \(image.bytes.count) bytes, \(time) ms (rule \(decision.rule))") + "\n",
+                : TerminalText.escaped("\(prefix)\(decision.action.kind) \(variant)\(decision.rung.map { " (\($0.width) px)" } ?? "") from \(image.source), \(image.bytes.count) bytes, \(time) ms (rule \(decision.rule))") + "\n",
                           image: keepsImage ? image : nil)
         case .failed(let decision, let error, let fallback):
             let shown = fallback.map { "the cached thumbnail (\($0.bytes.count) bytes)" } ?? "the placeholder"
