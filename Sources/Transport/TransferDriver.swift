@@ -142,7 +142,7 @@ final class TransferDriver: @unchecked Sendable {
         active[key(easy)] = transfer
         let added = curl_multi_add_handle(multi, easy)
         guard added == CURLM_OK else {
-            remove(transfer, outcome: Outcome(transfer, .outOfResources(Self.resourceMessage("cannot start a transfer", added))))
+            remove(transfer, outcome: Outcome(transfer, .outOfResources(TransferFailure.resourceMessage("cannot start a transfer", added))))
             return false
         }
         return true
@@ -164,7 +164,7 @@ final class TransferDriver: @unchecked Sendable {
         let added = curl_multi_add_handle(multi, easy)
         guard added == CURLM_OK else {
             // Out of curl's own hands: the handle is no longer in the multi handle.
-            remove(transfer, outcome: Outcome(transfer, .outOfResources(Self.resourceMessage("cannot follow a redirect", added))))
+            remove(transfer, outcome: Outcome(transfer, .outOfResources(TransferFailure.resourceMessage("cannot follow a redirect", added))))
             return false
         }
         return true
@@ -183,12 +183,6 @@ final class TransferDriver: @unchecked Sendable {
         var version = 0
         guard imgp_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version) == CURLE_OK else { return }
         multiplexing.note(Transfer.hostKey(of: url.absoluteString), curlHTTPVersion: version)
-    }
-
-    /// `what` failed with the multi handle's `code`, and errno, in words.
-    static func resourceMessage(_ what: String, _ code: CURLMcode) -> String {
-        let cause = errno == EMFILE || errno == ENFILE ? "too many open files" : code == CURLM_OUT_OF_MEMORY ? "out of memory" : "curl refused it"
-        return "\(what): \(cause) (curl multi code \(code.rawValue))"
     }
 
     /// Tells the transfer's checkpoints what arrived since the last report (status and header
@@ -453,36 +447,12 @@ final class TransferDriver: @unchecked Sendable {
             .finished(Outcome(transfer, failure, curlCode: curlCode, httpStatus: status == 0 ? nil : status))
         }
         if code == CURLE_OK || code == CURLE_PARTIAL_FILE { TransferDriver.judge(transfer, easy: easy) }
-        if case .refused(let why) = transfer.answer {
-            return fail(.transport(curlCode: curlCode, message: "the server's answer to a resumed request cannot complete the bytes held: \(why)"))
-        }
-        if case .conflicting(let values) = ContentLengthVerdict(transfer.contentLengths) {
-            let shown = values.prefix(4).map { TransferDriver.printable($0) }.joined(separator: ", ")
-            return fail(.invalidResponse(values.count == 1 ? "a Content-Length that is not a length (\(shown))"
-                                                           : "\(values.count) Content-Length fields that disagree (\(shown))"))
-        }
-        if transfer.tooLarge || code == CURLE_FILESIZE_EXCEEDED { return fail(.tooLarge(limit: transfer.maximumBodySize)) }
-        let message = transfer.errorBuffer[0] != 0 ? String(cString: transfer.errorBuffer) : String(cString: curl_easy_strerror(code))
-        switch code {
-        case CURLE_OK:
-            break
-        case CURLE_UNSUPPORTED_PROTOCOL where status == 0:
-            // libcurl says the same when the answer has no HTTP status line (HTTP/0.9 to it,
-            // refused): no status was read, so no redirect was followed.
-            return fail(.transport(curlCode: curlCode, message: "not an HTTP response: the answer does not start with an HTTP status line (\(message))"))
-        case CURLE_UNSUPPORTED_PROTOCOL:
-            return fail(.redirectRefused("refused to follow a redirect or URL to a scheme other than http/https (\(message))"))
-        case CURLE_OUT_OF_MEMORY where status != 0 && transfer.body.isEmpty:
-            // libcurl's header buffer refuses a header field over 100 KiB with "Out of memory".
-            return fail(.transport(curlCode: curlCode, message: "a response header is too large (a header field longer than libcurl's limit of 100 KiB)"))
-        case CURLE_RECV_ERROR where message.hasPrefix("Too large response headers"):
-            return fail(.transport(curlCode: curlCode, message: "the response's header fields are too large (\(message))"))
-        case CURLE_PARTIAL_FILE:
-            let held = transfer.answer == .combined ? transfer.resumption?.held.bytes.count ?? 0 : 0
-            return fail(.truncated(expected: Int(declaredLength) + held, received: transfer.body.count))
-        default:
-            if let exhausted = Self.exhaustedResource(transfer, easy: easy, message: message) { return fail(.outOfResources(exhausted)) }
-            return fail(.transport(curlCode: curlCode, message: message))
+        if case .refused(let why) = transfer.answer { return fail(TransferFailure.resumptionRefused(why, curlCode: curlCode)) }
+        let check = TransferBodyCheck(transfer, declaredLength: Int(declaredLength), limitExceeded: code == CURLE_FILESIZE_EXCEEDED)
+        if let failure = check.framingFailure() { return fail(failure) }
+        let message = TransferFailure.message(of: transfer, code: code)
+        if let failure = TransferFailure.code(for: code, status: status, message: message, check: check, of: transfer, easy: easy) {
+            return fail(failure)
         }
         if [301, 302, 303, 307, 308].contains(status), let target = redirectTarget(of: easy) {
             guard transfer.redirects < configuration.maximumRedirects else {
@@ -500,14 +470,8 @@ final class TransferDriver: @unchecked Sendable {
             transfer.retryAfter = header("Retry-After", of: easy).flatMap { RetryAfter(header: $0, responseDate: header("Date", of: easy)) }
             return fail(.httpStatus(status))
         }
-        guard !transfer.body.isEmpty else { return fail(.emptyBody) }
-        let combined = transfer.answer == .combined
-        if combined, let resumption = transfer.resumption, transfer.body.count != resumption.held.totalLength {
-            return fail(.truncated(expected: resumption.held.totalLength, received: transfer.body.count))
-        }
-        if !combined && declaredLength >= 0 && transfer.body.count < Int(declaredLength) {
-            return fail(.truncated(expected: Int(declaredLength), received: transfer.body.count))
-        }
+        if let failure = check.lengthFailure() { return fail(failure) }
+        let combined = check.combined
         // A 206 to a caller's own range request brings the rest of a body, whose start is
         // elsewhere: it cannot be sniffed nor checked whole.
         if status != 206 || combined {
@@ -530,33 +494,11 @@ final class TransferDriver: @unchecked Sendable {
         return .finished(Outcome(result: .success(answer)))
     }
 
-    /// What ran out, when a transfer failed because the process has no descriptor left (a socket
-    /// that could not be made, libcurl that could not be loaded): curl's own message would say
-    /// "Couldn't connect to server" or "install libcurl4". Nil for any other failure.
-    static func exhaustedResource(_ transfer: Transfer, easy: UnsafeMutableRawPointer, message: String) -> String? {
-        var osErrno = 0
-        _ = imgp_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
-        let socketErrno = Int(transfer.socketErrno)
-        if socketErrno == Int(EMFILE) || socketErrno == Int(ENFILE) || osErrno == Int(EMFILE) || osErrno == Int(ENFILE) {
-            return "cannot open a connection: too many open files"
-        }
-        if socketErrno == Int(ENOBUFS) || socketErrno == Int(ENOMEM) { return "cannot open a connection: out of memory" }
-        if message.hasPrefix("libcurl could not be loaded: out of memory") { return message }
-        guard message.lowercased().contains("too many open files") else { return nil }
-        return imgp_curl_is_loaded() == 0 ? "libcurl could not be loaded: too many open files" : "out of file descriptors: \(message)"
-    }
-
     /// Where a redirect response points (curl resolves a relative `Location`), if it says.
     private func redirectTarget(of easy: UnsafeMutableRawPointer) -> String? {
         var target: UnsafeMutablePointer<CChar>?
         guard imgp_easy_getinfo_string(easy, CURLINFO_REDIRECT_URL, &target) == CURLE_OK, let target else { return nil }
         return String(decoding: UnsafeRawBufferPointer(start: target, count: strlen(target)), as: UTF8.self)
-    }
-
-    /// A header value as a message may quote it: at most 40 characters, controls escaped.
-    static func printable(_ value: String) -> String {
-        let text = value.unicodeScalars.prefix(40).map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined()
-        return value.unicodeScalars.count > 40 ? text + "…" : text
     }
 
     /// The response with its header fields (of the last response, after redirects).
