@@ -7,7 +7,6 @@ import HTTPSemantics
 /// The reading side: "is it cached?" from memory, the images and freshness read from the entry
 /// files, what the cache holds, and its listing.
 extension DiskCache {
-
     /// Whether an entry for `url` is in the index, answered from memory: no system call, hit or
     /// miss, on the caller's thread (the policy asks once per row in view, from the cooperative
     /// pool or the app's thread). One exception: until the journal's table has been read into
