@@ -47,3 +47,8 @@ public struct DiskCacheError: Error, Sendable, Equatable, CustomStringConvertibl
     /// `path: message`.
     public var description: String { "\(path): \(message)" }
 }
+
+extension SystemError {
+    /// This failure as the disk cache's error.
+    var cacheError: DiskCacheError { DiskCacheError(path: path, message: message) }
+}

@@ -145,13 +145,13 @@ package final class LoopbackHTTPServer: Sendable {
         var chunk = [UInt8](repeating: 0, count: 16 << 10)
         while true {
             // A pipelined request may be in the buffer already: look before reading.
-            var headEnd = Self.find([13, 10, 13, 10], in: buffer)
+            var headEnd = buffer.firstRange(ofBytes: [13, 10, 13, 10])?.lowerBound
             while headEnd == nil && buffer.count <= maximumHeadBytes {
                 let count = recv(client, &chunk, chunk.count, 0)
                 if count < 0 && errno == EINTR { continue }
                 if count <= 0 { return }
                 buffer.append(contentsOf: chunk[0..<count])
-                headEnd = Self.find([13, 10, 13, 10], in: buffer)
+                headEnd = buffer.firstRange(ofBytes: [13, 10, 13, 10])?.lowerBound
             }
             guard let end = headEnd, end <= maximumHeadBytes else {
                 connection.send(LoopbackResponse.head(431, ["Content-Length: 0", "Connection: close"]))
@@ -161,13 +161,5 @@ package final class LoopbackHTTPServer: Sendable {
             buffer.removeFirst(end + 4)
             guard handler(request, connection) == .keepAlive else { return }
         }
-    }
-
-    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-            if haystack[start..<start + needle.count].elementsEqual(needle) { return start }
-        }
-        return nil
     }
 }

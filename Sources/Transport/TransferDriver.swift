@@ -13,18 +13,23 @@ import HTTPSemantics
 /// curl completed (and turn again at once if anything finished, since that freed a slot), else
 /// wait in `curl_multi_poll` until a socket is ready, curl's next timer, or a wake-up (a new
 /// transfer, a cancellation, `resume()`, a shutdown).
+///
+/// Its files: this one drives the transfers; `TransferDriver+HandleOptions.swift` sets curl's
+/// options on a handle, `TransferDriver+Responses.swift` reads what a response brought;
+/// `TransferFailure` says what a failure means as a `FetchError`, `TransferBodyCheck` checks the
+/// body's framing, size and length.
 final class TransferDriver: @unchecked Sendable {
     // Everything below is used only on the transport thread, once `start()` has run.
     private let scheduler: TransferScheduler
     private let multi: UnsafeMutableRawPointer
-    private let configuration: TransportConfiguration
+    let configuration: TransportConfiguration
     private let logger: Logger
     private let hooks: TransportHooks
     private var active: [UInt: Transfer] = [:]
     private var idleHandles: [UnsafeMutableRawPointer] = []
     /// The hosts whose requests wait for multiplexing (`CURLOPT_PIPEWAIT`), from the HTTP version
     /// of their answers.
-    private var multiplexing = MultiplexingHosts()
+    var multiplexing = MultiplexingHosts()
 
     init(scheduler: TransferScheduler, multi: UnsafeMutableRawPointer, configuration: TransportConfiguration,
          logger: Logger, hooks: TransportHooks) {
@@ -142,7 +147,7 @@ final class TransferDriver: @unchecked Sendable {
         active[key(easy)] = transfer
         let added = curl_multi_add_handle(multi, easy)
         guard added == CURLM_OK else {
-            remove(transfer, outcome: Outcome(transfer, .outOfResources(Self.resourceMessage("cannot start a transfer", added))))
+            remove(transfer, outcome: Outcome(transfer, .outOfResources(TransferFailure.resourceMessage("cannot start a transfer", added))))
             return false
         }
         return true
@@ -164,18 +169,10 @@ final class TransferDriver: @unchecked Sendable {
         let added = curl_multi_add_handle(multi, easy)
         guard added == CURLM_OK else {
             // Out of curl's own hands: the handle is no longer in the multi handle.
-            remove(transfer, outcome: Outcome(transfer, .outOfResources(Self.resourceMessage("cannot follow a redirect", added))))
+            remove(transfer, outcome: Outcome(transfer, .outOfResources(TransferFailure.resourceMessage("cannot follow a redirect", added))))
             return false
         }
         return true
-    }
-
-    /// Whether a request to `url` waits for a connection that may multiplex it: only where that
-    /// can happen (`MultiplexingHosts`: never for `http://`, for `https://` while the host may
-    /// offer HTTP/2).
-    private func setPipeWait(_ easy: UnsafeMutableRawPointer, for url: ImageURL) {
-        let waits = multiplexing.waitsForMultiplexing(Transfer.hostKey(of: url.absoluteString))
-        _ = imgp_easy_setopt_long(easy, CURLOPT_PIPEWAIT, waits ? 1 : 0)
     }
 
     /// Notes the HTTP version of the answer `easy` received (to `url`), if one came.
@@ -183,76 +180,6 @@ final class TransferDriver: @unchecked Sendable {
         var version = 0
         guard imgp_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version) == CURLE_OK else { return }
         multiplexing.note(Transfer.hostKey(of: url.absoluteString), curlHTTPVersion: version)
-    }
-
-    /// `what` failed with the multi handle's `code`, and errno, in words.
-    static func resourceMessage(_ what: String, _ code: CURLMcode) -> String {
-        let cause = errno == EMFILE || errno == ENFILE ? "too many open files" : code == CURLM_OUT_OF_MEMORY ? "out of memory" : "curl refused it"
-        return "\(what): \(cause) (curl multi code \(code.rawValue))"
-    }
-
-    /// Tells the transfer's checkpoints what arrived since the last report (status and header
-    /// fields included). A body combined with held bytes is reported as the 200 it completes
-    /// (`RangeResumption`), the held bytes counting as reported; an error page, or a body not
-    /// judged yet, is not reported.
-    static func report(_ transfer: Transfer, easy: UnsafeMutableRawPointer, isFinal: Bool) {
-        guard let checkpoints = transfer.checkpoints, transfer.body.count > transfer.reportedLength else { return }
-        var status = 0
-        _ = imgp_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        let headers: [(name: String, value: String)]
-        switch transfer.answer {
-        case .whole:
-            headers = headerFields(of: easy)
-        case .combined:
-            headers = transfer.resumption?.combinedHeaders(headerFields(of: easy)) ?? []
-            status = 200
-        case .awaiting, .error, .refused:
-            return
-        }
-        let offset = transfer.reportedLength
-        let bytes = Array(transfer.body[offset...])
-        transfer.reportedLength = transfer.body.count
-        checkpoints.handler(BodyCheckpoints.Partial(status: status, headers: headers, bytes: bytes, offset: offset, isFinal: isFinal))
-    }
-
-    /// Judges the body of the response `transfer` receives, at its first bytes (or at its end
-    /// when it has none): with held bytes, whether to combine them with it
-    /// (`RangeResumption.judge`); the held bytes are dropped unless they are combined.
-    static func judge(_ transfer: Transfer, easy: UnsafeMutableRawPointer) {
-        guard transfer.answer == .awaiting else { return }
-        var status = 0
-        _ = imgp_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        guard let resumption = transfer.resumption else {
-            transfer.answer = (200..<300).contains(status) ? .whole : .error
-            return
-        }
-        switch resumption.judge(status: status, headers: headerFields(of: easy)) {
-        case .combine:
-            transfer.answer = .combined
-            transfer.reportedLength = resumption.held.bytes.count
-        case .wholeBodyInstead:
-            transfer.body.removeAll(keepingCapacity: true)
-            transfer.answer = .whole
-        case .notAboutTheBody:
-            transfer.body.removeAll(keepingCapacity: true)
-            transfer.answer = .error
-        case .refuse(let why):
-            transfer.body.removeAll(keepingCapacity: true)
-            transfer.answer = .refused(why)
-        }
-    }
-
-    /// The header fields of the last response received (after redirects).
-    static func headerFields(of easy: UnsafeMutableRawPointer) -> [(name: String, value: String)] {
-        var headers: [(name: String, value: String)] = []
-        var previous: UnsafeMutablePointer<curl_header>?
-        while let field = curl_easy_nextheader(easy, UInt32(CURLH_HEADER), -1, previous) {
-            if let name = field.pointee.name, let value = field.pointee.value {
-                headers.append((String(cString: name), String(cString: value)))
-            }
-            previous = field
-        }
-        return headers
     }
 
     /// Takes a running transfer out of curl, frees its slot and tells its waiter (after a last
@@ -318,110 +245,6 @@ final class TransferDriver: @unchecked Sendable {
         transfer.finish(outcome.result)
     }
 
-    /// The options every transfer of this transport shares, set once on a new handle.
-    private func configureHandle(_ easy: UnsafeMutableRawPointer) {
-        func milliseconds(_ duration: Duration) -> Int {
-            Int(duration.components.seconds) * 1000 + Int(duration.components.attoseconds / 1_000_000_000_000_000)
-        }
-        _ = imgp_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
-        // Redirects are followed here, not by curl, so that each target gets the checks an item's
-        // URL gets (`ImageURL`: no credentials, http/https only…) before it is requested.
-        _ = imgp_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
-        _ = imgp_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        _ = imgp_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, milliseconds(configuration.connectTimeout))
-        _ = imgp_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, milliseconds(configuration.totalTimeout))
-        _ = imgp_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, configuration.lowSpeedLimit)
-        _ = imgp_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, milliseconds(configuration.lowSpeedTime) / 1000))
-        _ = imgp_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maximumBodySize))
-        _ = imgp_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, configuration.verifiesTLS ? 1 : 0)
-        _ = imgp_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, configuration.verifiesTLS ? 2 : 0)
-        if let authorities = configuration.certificateAuthorities {
-            _ = imgp_easy_setopt_string(easy, CURLOPT_CAINFO, authorities)
-        }
-        // HTTP/2 is offered over TLS only; `CURLOPT_PIPEWAIT` is set per request (`configure`).
-        _ = imgp_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-        _ = imgp_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent)
-        // No check of the cancel flag here: a cancelled transfer is removed by the thread between
-        // two turns, and whatever curl completes before that is delivered (see `outcome`).
-        _ = imgp_easy_setopt_write_callback(easy) { data, size, count, context in
-            let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-            let (length, overflow) = size.multipliedReportingOverflow(by: count)
-            transfer.receivedBytes = saturatingSum(transfer.receivedBytes, overflow ? 0 : length)
-            if transfer.answer == .awaiting, let easy = transfer.easy { TransferDriver.judge(transfer, easy: easy) }
-            // A refused resumption or a response whose framing is in doubt: stop at once (curl
-            // then closes the connection rather than reuse it).
-            if case .refused = transfer.answer { return 0 }
-            if case .conflicting = ContentLengthVerdict(transfer.contentLengths) { return 0 }
-            if overflow || length > transfer.maximumBodySize - transfer.body.count {
-                transfer.tooLarge = true
-                return 0
-            }
-            transfer.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
-            transfer.responseBodyBytes += length
-            if transfer.answer != .error, case .length(let declared) = ContentLengthVerdict(transfer.contentLengths),
-               transfer.responseBodyBytes == declared, case .incomplete = transfer.completeness(), let easy = transfer.easy {
-                // A Content-Length shorter than the image: the rest may follow in the connection,
-                // where the next response on it would be read from (RFC 9112 §6.3).
-                _ = imgp_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, 1)
-            }
-            if transfer.body.count >= transfer.nextCheckpoint, let checkpoints = transfer.checkpoints, let easy = transfer.easy {
-                transfer.nextCheckpoint = transfer.body.count + checkpoints.every
-                TransferDriver.report(transfer, easy: easy, isFinal: false)
-            }
-            return length
-        }
-        // Sockets are made here, so that a socket refused for want of descriptors is told apart
-        // from a server that refused the connection (curl reports both as "Couldn't connect").
-        _ = imgp_easy_setopt_opensocket_callback(easy) { context, family, type, proto in
-            let made = DescriptorReserve.admit(socket(family, type | Int32(SOCK_CLOEXEC.rawValue), proto))
-            if made < 0, let context {
-                Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().socketErrno = errno
-            }
-            return made
-        }
-        // Each response header line: a status line starts a response (a redirect's, an interim
-        // 1xx's, the last one); its `Content-Length` lines are kept to be checked against each
-        // other. Two that differ forbid reusing the connection (RFC 9112 §6.3: its framing is
-        // unknown).
-        _ = imgp_easy_setopt_header_callback(easy) { data, size, count, context in
-            let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-            let (length, overflow) = size.multipliedReportingOverflow(by: count)
-            guard !overflow, let data else { return 0 }
-            let line = UnsafeRawBufferPointer(start: data, count: length)
-            if line.starts(with: "HTTP/".utf8) {
-                transfer.contentLengths = []
-                transfer.responseBodyBytes = 0
-                transfer.judgedCompleteness = nil
-            } else if line.count > 15, line.prefix(15).map({ $0 | 0x20 }).elementsEqual("content-length:".utf8) {
-                let value = String(decoding: line.dropFirst(15).filter { ![0x20, 0x09, 0x0D, 0x0A].contains($0) }, as: UTF8.self)
-                if transfer.contentLengths.count < 100 { transfer.contentLengths.append(value) }
-                if case .conflicting = ContentLengthVerdict(transfer.contentLengths), let easy = transfer.easy {
-                    _ = imgp_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, 1)
-                }
-            }
-            return length
-        }
-    }
-
-    /// The options of this transfer: every one that differs between transfers is set here, each
-    /// time (a handle is reused without `curl_easy_reset`).
-    private func configure(_ easy: UnsafeMutableRawPointer, for transfer: Transfer) {
-        _ = imgp_easy_setopt_string(easy, CURLOPT_URL, transfer.currentURL.absoluteString)
-        setPipeWait(easy, for: transfer.currentURL)
-        _ = imgp_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
-        // Set by the header callback when a response's framing was in doubt.
-        _ = imgp_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, 0)
-        _ = imgp_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, transfer.freshConnection ? 1 : 0)
-        // Set or cleared: the previous transfer on this handle may have had extra header fields.
-        _ = imgp_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, transfer.requestHeaders.map { UnsafeMutableRawPointer($0) })
-        transfer.requestedAt = HTTPDate.now()
-        transfer.errorBuffer[0] = 0
-        // The transfer stays alive in `active` for as long as curl may call back with it.
-        _ = imgp_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(transfer).toOpaque())
-        _ = imgp_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, Unmanaged.passUnretained(transfer).toOpaque())
-        _ = imgp_easy_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, Unmanaged.passUnretained(transfer).toOpaque())
-    }
-
     /// What a completed transfer brings: its outcome, or a redirect to follow.
     private enum Completion {
         case finished(Outcome)
@@ -453,36 +276,12 @@ final class TransferDriver: @unchecked Sendable {
             .finished(Outcome(transfer, failure, curlCode: curlCode, httpStatus: status == 0 ? nil : status))
         }
         if code == CURLE_OK || code == CURLE_PARTIAL_FILE { TransferDriver.judge(transfer, easy: easy) }
-        if case .refused(let why) = transfer.answer {
-            return fail(.transport(curlCode: curlCode, message: "the server's answer to a resumed request cannot complete the bytes held: \(why)"))
-        }
-        if case .conflicting(let values) = ContentLengthVerdict(transfer.contentLengths) {
-            let shown = values.prefix(4).map { TransferDriver.printable($0) }.joined(separator: ", ")
-            return fail(.invalidResponse(values.count == 1 ? "a Content-Length that is not a length (\(shown))"
-                                                           : "\(values.count) Content-Length fields that disagree (\(shown))"))
-        }
-        if transfer.tooLarge || code == CURLE_FILESIZE_EXCEEDED { return fail(.tooLarge(limit: transfer.maximumBodySize)) }
-        let message = transfer.errorBuffer[0] != 0 ? String(cString: transfer.errorBuffer) : String(cString: curl_easy_strerror(code))
-        switch code {
-        case CURLE_OK:
-            break
-        case CURLE_UNSUPPORTED_PROTOCOL where status == 0:
-            // libcurl says the same when the answer has no HTTP status line (HTTP/0.9 to it,
-            // refused): no status was read, so no redirect was followed.
-            return fail(.transport(curlCode: curlCode, message: "not an HTTP response: the answer does not start with an HTTP status line (\(message))"))
-        case CURLE_UNSUPPORTED_PROTOCOL:
-            return fail(.redirectRefused("refused to follow a redirect or URL to a scheme other than http/https (\(message))"))
-        case CURLE_OUT_OF_MEMORY where status != 0 && transfer.body.isEmpty:
-            // libcurl's header buffer refuses a header field over 100 KiB with "Out of memory".
-            return fail(.transport(curlCode: curlCode, message: "a response header is too large (a header field longer than libcurl's limit of 100 KiB)"))
-        case CURLE_RECV_ERROR where message.hasPrefix("Too large response headers"):
-            return fail(.transport(curlCode: curlCode, message: "the response's header fields are too large (\(message))"))
-        case CURLE_PARTIAL_FILE:
-            let held = transfer.answer == .combined ? transfer.resumption?.held.bytes.count ?? 0 : 0
-            return fail(.truncated(expected: Int(declaredLength) + held, received: transfer.body.count))
-        default:
-            if let exhausted = Self.exhaustedResource(transfer, easy: easy, message: message) { return fail(.outOfResources(exhausted)) }
-            return fail(.transport(curlCode: curlCode, message: message))
+        if case .refused(let why) = transfer.answer { return fail(TransferFailure.resumptionRefused(why, curlCode: curlCode)) }
+        let check = TransferBodyCheck(transfer, declaredLength: Int(declaredLength), limitExceeded: code == CURLE_FILESIZE_EXCEEDED)
+        if let failure = check.framingFailure() { return fail(failure) }
+        let message = TransferFailure.message(of: transfer, code: code)
+        if let failure = TransferFailure.code(for: code, status: status, message: message, check: check, of: transfer, easy: easy) {
+            return fail(failure)
         }
         if [301, 302, 303, 307, 308].contains(status), let target = redirectTarget(of: easy) {
             guard transfer.redirects < configuration.maximumRedirects else {
@@ -500,14 +299,8 @@ final class TransferDriver: @unchecked Sendable {
             transfer.retryAfter = header("Retry-After", of: easy).flatMap { RetryAfter(header: $0, responseDate: header("Date", of: easy)) }
             return fail(.httpStatus(status))
         }
-        guard !transfer.body.isEmpty else { return fail(.emptyBody) }
-        let combined = transfer.answer == .combined
-        if combined, let resumption = transfer.resumption, transfer.body.count != resumption.held.totalLength {
-            return fail(.truncated(expected: resumption.held.totalLength, received: transfer.body.count))
-        }
-        if !combined && declaredLength >= 0 && transfer.body.count < Int(declaredLength) {
-            return fail(.truncated(expected: Int(declaredLength), received: transfer.body.count))
-        }
+        if let failure = check.lengthFailure() { return fail(failure) }
+        let combined = check.combined
         // A 206 to a caller's own range request brings the rest of a body, whose start is
         // elsewhere: it cannot be sniffed nor checked whole.
         if status != 206 || combined {
@@ -530,61 +323,6 @@ final class TransferDriver: @unchecked Sendable {
         return .finished(Outcome(result: .success(answer)))
     }
 
-    /// What ran out, when a transfer failed because the process has no descriptor left (a socket
-    /// that could not be made, libcurl that could not be loaded): curl's own message would say
-    /// "Couldn't connect to server" or "install libcurl4". Nil for any other failure.
-    static func exhaustedResource(_ transfer: Transfer, easy: UnsafeMutableRawPointer, message: String) -> String? {
-        var osErrno = 0
-        _ = imgp_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
-        let socketErrno = Int(transfer.socketErrno)
-        if socketErrno == Int(EMFILE) || socketErrno == Int(ENFILE) || osErrno == Int(EMFILE) || osErrno == Int(ENFILE) {
-            return "cannot open a connection: too many open files"
-        }
-        if socketErrno == Int(ENOBUFS) || socketErrno == Int(ENOMEM) { return "cannot open a connection: out of memory" }
-        if message.hasPrefix("libcurl could not be loaded: out of memory") { return message }
-        guard message.lowercased().contains("too many open files") else { return nil }
-        return imgp_curl_is_loaded() == 0 ? "libcurl could not be loaded: too many open files" : "out of file descriptors: \(message)"
-    }
-
-    /// Where a redirect response points (curl resolves a relative `Location`), if it says.
-    private func redirectTarget(of easy: UnsafeMutableRawPointer) -> String? {
-        var target: UnsafeMutablePointer<CChar>?
-        guard imgp_easy_getinfo_string(easy, CURLINFO_REDIRECT_URL, &target) == CURLE_OK, let target else { return nil }
-        return String(decoding: UnsafeRawBufferPointer(start: target, count: strlen(target)), as: UTF8.self)
-    }
-
-    /// A header value as a message may quote it: at most 40 characters, controls escaped.
-    static func printable(_ value: String) -> String {
-        let text = value.unicodeScalars.prefix(40).map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined()
-        return value.unicodeScalars.count > 40 ? text + "…" : text
-    }
-
-    /// The response with its header fields (of the last response, after redirects).
-    private func response(_ status: Int, body: [UInt8], of transfer: Transfer, easy: UnsafeMutableRawPointer) -> DownloadResponse {
-        var response = DownloadResponse(status: status, headers: transfer.returnsHeaders ? TransferDriver.headerFields(of: easy) : [], body: body,
-                                        requestedAt: transfer.requestedAt, receivedAt: HTTPDate.now())
-        response.timing = Self.timing(of: easy, fromCache: status == 304)
-        return response
-    }
-
-    /// libcurl's figures for the transfer that just completed on `easy` (this request's body bytes,
-    /// total time and time to the first byte), for the link estimate; nil when libcurl gives none.
-    static func timing(of easy: UnsafeMutableRawPointer, fromCache: Bool) -> TransferTiming? {
-        var bytes: curl_off_t = 0, total: curl_off_t = 0, firstByte: curl_off_t = 0
-        guard imgp_easy_getinfo_offset(easy, CURLINFO_SIZE_DOWNLOAD_T, &bytes) == CURLE_OK,
-              imgp_easy_getinfo_offset(easy, CURLINFO_TOTAL_TIME_T, &total) == CURLE_OK,
-              imgp_easy_getinfo_offset(easy, CURLINFO_STARTTRANSFER_TIME_T, &firstByte) == CURLE_OK else { return nil }
-        return TransferTiming(bodyBytes: Int64(bytes), totalMicroseconds: Int64(total), firstByteMicroseconds: Int64(firstByte),
-                              fromCache: fromCache)
-    }
-
-    /// The value of the response header `name` (of the last response, after redirects), if any.
-    private func header(_ name: String, of easy: UnsafeMutableRawPointer) -> String? {
-        var found: UnsafeMutablePointer<curl_header>?
-        guard curl_easy_header(easy, name, 0, UInt32(CURLH_HEADER), -1, &found) == CURLHE_OK,
-              let value = found?.pointee.value else { return nil }
-        return String(cString: value)
-    }
 }
 
 /// How a transfer ended, with what the log needs to say why.
