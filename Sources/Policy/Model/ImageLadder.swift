@@ -1,3 +1,4 @@
+import Support
 /// The widths an item's image is offered at, narrowest first: a list of rungs (an HTML `srcset`
 /// with width descriptors) or a URL template with a `{width}` placeholder and the widths the
 /// server offers (an image CDN: `https://cdn.example.com/p/42.jpg?w={width}`).
@@ -132,17 +133,12 @@ public struct ImageLadder: Sendable, Hashable {
     /// `text` cut at each occurrence of `separator`, compared byte by byte (UTF-8).
     private static func split(_ text: String, at separator: String) -> [String] {
         let bytes = Array(text.utf8), needle = Array(separator.utf8)
-        var parts: [String] = [], start = 0, index = 0
-        while index + needle.count <= bytes.count {
-            if bytes[index..<index + needle.count].elementsEqual(needle) {
-                parts.append(String(decoding: bytes[start..<index], as: UTF8.self))
-                index += needle.count
-                start = index
-            } else {
-                index += 1
-            }
+        var parts: [String] = [], rest = bytes[...]
+        while let found = rest.firstRange(ofBytes: needle) {
+            parts.append(String(decoding: rest[..<found.lowerBound], as: UTF8.self))
+            rest = rest[found.upperBound...]
         }
-        parts.append(String(decoding: bytes[start...], as: UTF8.self))
+        parts.append(String(decoding: rest, as: UTF8.self))
         return parts
     }
 }
