@@ -247,6 +247,12 @@ public final class ImageList: Sendable {
         state.withLock { $0.rows.network }
     }
 
+    /// The width in pixels of the image row `row` shows, when the item says it (a rung of its
+    /// ladder, or an original or thumbnail of known width); nil otherwise or when it shows none.
+    public func shownWidth(row: Int) -> Int? {
+        state.withLock { $0.rows.shownWidth(at: row) }
+    }
+
     /// The variant row `row` shows (as delivered since it came into the near range), if any.
     public func shownVariant(row: Int) -> Variant? {
         state.withLock { $0.rows.shown(at: row) }

@@ -463,6 +463,11 @@ struct ListRows<Handle> {
     func shown(at index: Int) -> Variant? {
         rows[index]?.shown?.variant
     }
+
+    /// The width of what row `index` shows now, when known.
+    func shownWidth(at index: Int) -> Int? {
+        rows[index]?.shown?.width
+    }
 }
 
 extension Variant {

@@ -8,8 +8,10 @@ package final class ImageListAdapter: SimulatedList {
     package let name = "ImageList"
     private let list: ImageList
 
-    package init(loader: ImageLoader, screen: Screen) {
+    /// `displayWidth`: every row's width in pixels, as an app sets it from its table (nil: unknown).
+    package init(loader: ImageLoader, screen: Screen, displayWidth: Int? = nil) {
         list = ImageList(loader: loader) { event in screen.deliver(Self.delivery(event)) }
+        list.setDisplayWidth(displayWidth)
     }
 
     package var statistics: String? { list.statistics.description }
@@ -36,6 +38,10 @@ package final class ImageListAdapter: SimulatedList {
 
     package func keptVariant(row: Int) -> Variant? {
         list.shownVariant(row: row)
+    }
+
+    package func keptWidth(row: Int) -> Int? {
+        list.shownWidth(row: row)
     }
 
     package func stop() async {

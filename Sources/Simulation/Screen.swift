@@ -23,7 +23,8 @@ import Support
 package final class Screen {
     package struct Cell {
         var row: Int?
-        /// 0 nothing or the placeholder, 1 thumbnail, 2 original.
+        /// 0 nothing or the placeholder, 1 thumbnail, 2 original; for an item with a ladder (CDN
+        /// mode), the width in pixels of the image shown.
         var rank = 0
         /// Whether the cell shows an image of another item (the naive list's bug).
         var showsWrongImage = false
@@ -69,6 +70,11 @@ package final class Screen {
         var changes: [(time: Double, state: NetworkState, gesture: ScrollPlan.Gesture, expected: Int)] = []
         /// The first problems, described, for the report (up to 10).
         var problems: [String] = []
+        /// CDN mode: for each time a row of a ladder item was on screen, the widest image it
+        /// showed in pixels (0: none), counted when it leaves or at the end.
+        var shownWidths: [Int] = []
+        /// Rows that showed an image at some time.
+        var rowsWithImage: Set<Int> = []
     }
 
     package let items: [ImageItem]
@@ -92,10 +98,13 @@ package final class Screen {
     private var stopped = false
     /// The server's latency of a path, in milliseconds.
     private let latency: (String) -> Int
+    /// The bytes the server answers for a URL of a ladder item (CDN mode), to check each image.
+    private let expectedBody: (ImageURL) -> [UInt8]?
 
     package init(items: [ImageItem], visibleCount: Int, network: NetworkState, start: ContinuousClock.Instant,
-         latency: @escaping (String) -> Int = { _ in 0 }) {
+                 latency: @escaping (String) -> Int = { _ in 0 }, expectedBody: @escaping (ImageURL) -> [UInt8]? = { _ in nil }) {
         self.latency = latency
+        self.expectedBody = expectedBody
         self.items = items
         self.visibleCount = visibleCount
         self.network = network
@@ -116,6 +125,7 @@ package final class Screen {
         for row in visible where !rows.contains(row) {
             guard let cell = cellOfRow.removeValue(forKey: row) else { continue }
             if cells[cell].rank < 1 { figures.leftWithoutImage += 1 }
+            if items[row].ladder != nil { figures.shownWidths.append(cells[cell].rank) }
             if firstScreenWaiting?.remove(row) != nil { figures.firstScreenLeftWithoutImage += 1 }
             if expectations.removeValue(forKey: row) != nil { figures.leftBeforeUpgrade += 1 }
             clockStart[row] = nil
@@ -181,16 +191,26 @@ package final class Screen {
 
     /// Nothing more may be delivered: counts the expected upgrades that did not come.
     package func stop() {
+        for row in visible where items[row].ladder != nil {
+            if let cell = cellOfRow[row] { figures.shownWidths.append(cells[cell].rank) }
+        }
         stopped = true
         figures.notUpgraded += expectations.count
         expectations = [:]
     }
 
-    /// A row's cell appeared showing `variant`, which the list delivered while the row was off
-    /// screen (the app kept it, as `cellForRowAt` reads it from the app's model).
-    package func showKept(_ variant: Variant, row: Int) {
+    /// A row's cell appeared showing `variant` (`width` pixels wide, when known), which the list
+    /// delivered while the row was off screen (the app kept it, as `cellForRowAt` reads it from
+    /// the app's model).
+    package func showKept(_ variant: Variant, width: Int? = nil, row: Int) {
         guard !stopped, let cell = cellOfRow[row] else { return }
-        show(Self.rank(variant), in: cell, row: row, networkPath: nil)
+        show(items[row].ladder != nil ? width ?? 0 : Self.rank(variant), in: cell, row: row, networkPath: nil)
+    }
+
+    /// How good an image is: its width for an item with a ladder, else 1 for a thumbnail and 2
+    /// for an original.
+    private func rank(_ item: ImageItem, _ variant: Variant, _ url: ImageURL) -> Int {
+        item.ladder != nil ? item.width(of: url) ?? 0 : Self.rank(variant)
     }
 
     /// Receives and checks one delivery.
@@ -214,7 +234,8 @@ package final class Screen {
             guard matches(delivery.item, variant, url, bytes) else {
                 return problem(stale: false, "row \(row): image bytes of \(SimulationServer.path(in: bytes) ?? "something else") for \(url)")
             }
-            if case .upgrade = delivery.content { image = (Self.rank(variant), true) } else { image = (Self.rank(variant), false) }
+            let rank = rank(delivery.item, variant, url)
+            if case .upgrade = delivery.content { image = (rank, true) } else { image = (rank, false) }
         case .failed(let cancelled, let error, let fallback):
             figures.failures += 1
             if let error, error.code.kind == .outOfResources || error.code.kind == .localIO {
@@ -226,7 +247,7 @@ package final class Screen {
             guard matches(delivery.item, variant, url, bytes) else {
                 return problem(stale: false, "row \(row): a fallback of \(SimulationServer.path(in: bytes) ?? "something else") for \(url)")
             }
-            image = (Self.rank(variant), false)
+            image = (rank(delivery.item, variant, url), false)
         }
         guard let cell = cellOfRow[row] else {
             figures.offscreenEvents += 1
@@ -243,6 +264,14 @@ package final class Screen {
         show(rank, in: cell, row: row, networkPath: delivery.fromNetwork ? Self.path(of: delivery.content) : nil)
     }
 
+    /// The path of `url` on the server (after `http://host:port`).
+    private static func serverPath(_ url: ImageURL) -> String? {
+        let bytes = Array(url.absoluteString.utf8)
+        guard let scheme = bytes.firstRange(ofBytes: Array("://".utf8)),
+              let slash = bytes[scheme.upperBound...].firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        return String(decoding: bytes[slash...], as: UTF8.self)
+    }
+
     private func deliverToCell(_ cell: Int, _ delivery: Delivery) {
         guard cell < cells.count, case .image(let variant, let url, let bytes) = delivery.content else { return }
         guard let row = cells[cell].row, delivery.item == items[row], matches(items[row], variant, url, bytes) else {
@@ -251,12 +280,13 @@ package final class Screen {
             return
         }
         cells[cell].showsWrongImage = false
-        show(Self.rank(variant), in: cell, row: row, networkPath: delivery.fromNetwork ? SimulationServer.path(in: bytes) : nil)
+        show(rank(items[row], variant, url), in: cell, row: row,
+             networkPath: delivery.fromNetwork ? SimulationServer.path(in: bytes) ?? Self.serverPath(url) : nil)
     }
 
     private static func path(of content: Delivery.Content) -> String? {
         switch content {
-        case .image(_, _, let bytes), .upgrade(_, _, let bytes): return SimulationServer.path(in: bytes)
+        case .image(_, let url, let bytes), .upgrade(_, let url, let bytes): return SimulationServer.path(in: bytes) ?? serverPath(url)
         case .placeholder, .failed: return nil
         }
     }
@@ -265,6 +295,7 @@ package final class Screen {
         let shown = cells[cell].rank
         guard rank > shown else { return }
         cells[cell].rank = rank
+        figures.rowsWithImage.insert(row)
         let time = now
         if shown == 0 {
             if let entered = entryTime[row] { figures.timeToVisibleFromEntry.append(max(0, time - entered) * 1000) }
@@ -288,6 +319,8 @@ package final class Screen {
     }
 
     private func matches(_ item: ImageItem, _ variant: Variant, _ url: ImageURL, _ bytes: [UInt8]) -> Bool {
+        // A ladder's image: one of the item's rungs, with exactly the bytes the server has for it.
+        if item.ladder != nil { return item.width(of: url) != nil && expectedBody(url) == bytes }
         guard item.url(of: variant) == url, let path = SimulationServer.path(in: bytes) else { return false }
         return url.absoluteString.hasSuffix(path) && path.hasPrefix(variant == .original ? "/o/" : "/t/")
     }

@@ -17,10 +17,17 @@ package protocol SimulatedList: AnyObject {
     /// row) and still stands by: what an app keeps in its model and shows when the row's cell
     /// appears (`cellForRowAt`). nil: nothing.
     func keptVariant(row: Int) -> Variant?
+    /// The width in pixels of that kept image, when the item says it (a ladder's rung).
+    func keptWidth(row: Int) -> Int?
     /// Stops: nothing more may be delivered after this returns.
     func stop() async
     /// The list's own counters, for the report (nil: none).
     var statistics: String? { get }
+}
+
+extension SimulatedList {
+    /// No width known: lists that keep nothing, or keep images of unknown width.
+    package func keptWidth(row: Int) -> Int? { nil }
 }
 
 /// What a list delivers to the screen.

@@ -23,10 +23,17 @@ package struct Simulation {
         /// transport's standard 6 unless told; the limit in all is raised to it when it is larger
         /// than the standard 8.
         package var connectionsPerHost: Int
+        /// CDN mode: the photographs served at every width; each row's item is a template.
+        package var photos: PhotoLadders?
+        /// Every row's width on screen in pixels (nil: unknown), given to the list.
+        package var displayWidth: Int?
 
         package init(items: Int, visible: Int, rowsPerSecond: Double, latency: LatencyRange, originalBytes: Int,
                      thumbnailBytes: Int, script: NetworkScript, policy: ImagePolicy, settings: [String: SettingValue], seed: UInt64,
-                     connectionsPerHost: Int = TransportConfiguration.standard.maximumConnectionsPerHost) {
+                     connectionsPerHost: Int = TransportConfiguration.standard.maximumConnectionsPerHost,
+                     photos: PhotoLadders? = nil, displayWidth: Int? = nil) {
+            self.photos = photos
+            self.displayWidth = displayWidth
             self.items = items
             self.visible = visible
             self.rowsPerSecond = rowsPerSecond
@@ -56,7 +63,7 @@ package struct Simulation {
         let server: SimulationServer
         do {
             server = try SimulationServer(.init(items: setup.items, originalBytes: setup.originalBytes, thumbnailBytes: setup.thumbnailBytes,
-                                                latency: setup.latency, seed: setup.seed))
+                                                latency: setup.latency, seed: setup.seed, photos: setup.photos))
         } catch {
             throw SimulationSetupError(description: error.description)
         }
@@ -74,7 +81,7 @@ package struct Simulation {
             setup: .init(items: setup.items, visible: setup.visible, rowsPerSecond: setup.rowsPerSecond, latency: setup.latency,
                          originalBytes: setup.originalBytes, thumbnailBytes: setup.thumbnailBytes, script: setup.script,
                          policy: setup.policy.name, seed: setup.seed, plan: plan, latencyDigest: server.latencyDigest,
-                         connectionsPerHost: setup.connectionsPerHost),
+                         connectionsPerHost: setup.connectionsPerHost, photos: setup.photos, displayWidth: setup.displayWidth),
             sdk: sdk, baseline: baseline)
     }
 
@@ -103,12 +110,18 @@ package struct Simulation {
         let pipeline = ImagePipeline(downloader: transport, disk: disk, diskWrites: .waitWhenFull)
         let store = InMemorySettingsStore(setup.settings)
         let loader = ImageLoader(policy: policy, reachability: reachability, settings: store, pipeline: pipeline)
-        let result = await pass.run(items: items, visibleCount: setup.visible, makeList: { ImageListAdapter(loader: loader, screen: $0) },
+        let displayWidth = setup.displayWidth
+        let result = await pass.run(items: items, visibleCount: setup.visible,
+                                    makeList: { ImageListAdapter(loader: loader, screen: $0, displayWidth: displayWidth) },
                                     networkChanged: { reachability.update(to: $0) },
                                     decidesBetter: { item, shownRank, state in
-                                        guard let decision = try? policy.decide(item, network: state, settings: store, cache: pipeline),
-                                              let variant = decision.variant else { return false }
-                                        return Screen.rank(variant) > shownRank
+                                        guard let settings = try? policy.resolveSettings(from: store) else { return false }
+                                        let decision = policy.decide(item, network: state, settings: settings, cache: pipeline,
+                                                                     displayWidth: displayWidth)
+                                        guard let variant = decision.variant, let url = decision.url else { return false }
+                                        // A ladder's images rank by width (the screen's rank), others by variant.
+                                        let rank = item.ladder != nil ? item.width(of: url) ?? 0 : Screen.rank(variant)
+                                        return rank > shownRank
                                     })
         await pipeline.flush()
         await transport.shutdown()

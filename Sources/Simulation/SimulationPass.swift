@@ -38,7 +38,8 @@ package struct SimulationPass {
         let start = ContinuousClock.now
         server.beginPass(script: script, start: start)
         let screen = Screen(items: items, visibleCount: visibleCount, network: script.entries[0].state, start: start,
-                            latency: { [server] path in server.latency(of: path) })
+                            latency: { [server] path in server.latency(of: path) },
+                            expectedBody: { [server] url in server.expectedBody(of: url) })
         let list = makeList(screen)
         enum Change { case scroll(Int), gesture(ScrollPlan.Gesture, landing: Int?), network(NetworkState) }
         var timeline: [(time: Double, change: Change)] = script.entries.dropFirst().map { ($0.time, .network($0.state)) }
@@ -60,7 +61,7 @@ package struct SimulationPass {
                 let rows = screen.scroll(toFirst: first)
                 // A cell appearing shows what the app kept for its row (delivered off screen).
                 for row in rows where !before.contains(row) {
-                    if let variant = list.keptVariant(row: row) { screen.showKept(variant, row: row) }
+                    if let variant = list.keptVariant(row: row) { screen.showKept(variant, width: list.keptWidth(row: row), row: row) }
                 }
                 list.setVisibleRows(rows)
             case .gesture(let gesture, let landing):

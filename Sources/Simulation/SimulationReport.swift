@@ -19,6 +19,10 @@ package struct SimulationReport {
         var latencyDigest: String
         /// The connections each pass's transport may open to the server.
         var connectionsPerHost: Int
+        /// CDN mode: the photographs served; nil for generated originals and thumbnails.
+        var photos: PhotoLadders? = nil
+        /// Every row's width on screen in pixels, when given.
+        var displayWidth: Int? = nil
     }
 
     package struct Goal {
@@ -62,7 +66,10 @@ package struct SimulationReport {
                           detail: "\(sdk.screen.wrongSlotDeliveries) wrong-slot, \(sdk.screen.staleDeliveries) stale, \(sdk.server.duplicateTransfers) duplicate"))
         let cellularRows = sdk.screen.rowsShown["cellular"]?.count ?? 0
         let cellular = Self.bytes(sdk.server, kind: "cellular")
-        if cellularRows > 0 {
+        if setup.photos != nil {
+            // CDN mode: rows at their display width for the ideal bytes, instead of thumbnails.
+            goals += ladderGoals
+        } else if cellularRows > 0 {
             let budget = cellularRows * setup.thumbnailBytes
             goals.append(Goal(name: "bytes on cellular ≤ 1.05 × the thumbnails of the rows shown there",
                               met: Double(cellular) <= 1.05 * Double(budget),
@@ -106,7 +113,9 @@ package struct SimulationReport {
     package var text: String {
         var lines: [String] = []
         let s = setup
-        lines.append("imgpolicy simulate: \(s.items) items, \(s.visible) visible, \(Self.ms(s.rowsPerSecond)) rows/s, latency \(s.latency.description), originals \(s.originalBytes) B, thumbnails \(s.thumbnailBytes) B")
+        let images = s.photos.map { "photos of scripts/cdn-photos.sh at \($0.widths.count) widths, display \(s.displayWidth.map { "\($0) px" } ?? "not given")" }
+            ?? "originals \(s.originalBytes) B, thumbnails \(s.thumbnailBytes) B"
+        lines.append("imgpolicy simulate: \(s.items) items, \(s.visible) visible, \(Self.ms(s.rowsPerSecond)) rows/s, latency \(s.latency.description), \(images)")
         lines.append("  network \(s.script.description), policy \(s.policy), seed \(s.seed); \(s.plan.gestures) gestures over \(Self.ms(s.plan.duration)) s; \(s.connectionsPerHost) connections per host")
         for pass in [sdk, baseline] {
             let isSDK = pass.list == sdk.list && pass.durationMs == sdk.durationMs
@@ -141,6 +150,7 @@ package struct SimulationReport {
                 for path in pass.server.duplicatedPaths { lines.append("  duplicate transfer: \(path)") }
             }
         }
+        lines += ladderLines
         lines.append("")
         lines.append("goals:")
         for goal in goals {
@@ -198,6 +208,7 @@ package struct SimulationReport {
             ("requests", .int(baseline.server.requests)),
             ("offlineRequests", .int(baseline.server.offlineRequests)),
         ])))
+        if let ladders = ladderJSON { members.append(("ladders", ladders)) }
         members.append(("goals", .array(goals.map { goal in
             .object([("name", .string(goal.name)), ("met", goal.met.map { .bool($0) } ?? .null), ("detail", .string(goal.detail))])
         })))
@@ -211,6 +222,8 @@ package struct SimulationReport {
                               ("digest", .string(s.plan.digest))])),
             ("latencyDigest", .string(s.latencyDigest)),
             ("connectionsPerHost", .int(s.connectionsPerHost)),
+            ("displayWidth", s.displayWidth.map { .int($0) } ?? .null),
+            ("photos", s.photos.map { .int($0.names.count) } ?? .null),
         ])))
         members.append(("durationMs", .ms(sdk.durationMs + baseline.durationMs)))
         return JSONValue(.object(members))

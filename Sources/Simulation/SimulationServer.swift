@@ -24,6 +24,9 @@ import Policy
 ///   already sent in full, or whose earlier request is still being answered on a connection the
 ///   client has not closed (a cancelled request's connection is closed by the client, so a retry
 ///   after a cancel is not a duplicate).
+/// - CDN mode (`Configuration.photos`): `GET /r/N/W.jpg` answers row N's photograph (N modulo the
+///   photos) at width W, the bytes of `scripts/cdn-photos.sh` as they are; every other width 404.
+///   A width counts as the original when it is the widest, else as a thumbnail.
 /// - Anything else (another method or path, a request head over 16 KiB, a body) gets 4xx.
 ///
 /// Thread safety: every method may be called from any thread.
@@ -34,6 +37,9 @@ package final class SimulationServer: Sendable {
         var thumbnailBytes: Int
         var latency: LatencyRange
         var seed: UInt64
+        /// CDN mode: the photographs served at every width (`/r/N/WIDTH.jpg`) instead of the
+        /// generated originals and thumbnails.
+        var photos: PhotoLadders? = nil
     }
 
     /// What a pass sent and was asked.
@@ -106,8 +112,13 @@ package final class SimulationServer: Sendable {
         "/\(variant == .original ? "o" : "t")/\(row).png"
     }
 
-    /// The item of row `row`: its original and thumbnail on this server.
+    /// The item of row `row`: its original and thumbnail on this server; in CDN mode, a template
+    /// of every width the photos are offered at.
     package func item(row: Int) -> ImageItem? {
+        if let photos = configuration.photos {
+            guard let ladder = try? ImageLadder(template: "http://127.0.0.1:\(port)/r/\(row)/{width}.jpg", widths: photos.widths) else { return nil }
+            return ImageItem(id: "row-\(row)", ladder: ladder)
+        }
         guard let original = ImageURL("http://127.0.0.1:\(port)\(Self.path(row: row, variant: .original))"),
               let thumbnail = ImageURL("http://127.0.0.1:\(port)\(Self.path(row: row, variant: .thumbnail))") else { return nil }
         return ImageItem(id: "row-\(row)", original: original, thumbnail: thumbnail)
@@ -201,7 +212,7 @@ package final class SimulationServer: Sendable {
             return false
         }
         let path = request.path
-        guard let variant = route(path) else {
+        guard let (variant, full) = image(at: path) else {
             let body = Array("no image at this path\n".utf8)
             return client.send(LoopbackResponse.head(404, ["Content-Type: text/plain", "Content-Length: \(body.count)"]) + body) && !closing
         }
@@ -210,9 +221,10 @@ package final class SimulationServer: Sendable {
             finish(path, id, .aborted)
             return false
         }
-        let size = variant == .original ? configuration.originalBytes : configuration.thumbnailBytes
-        let body = request.method == "HEAD" ? [] : Self.body(path: path, size: size)
-        let response = LoopbackResponse.head(200, ["Content-Type: image/png", "Content-Length: \(size)"] + (closing ? ["Connection: close"] : []))
+        let size = full.count
+        let body = request.method == "HEAD" ? [] : full
+        let type = full.starts(with: Self.signature) ? "image/png" : "image/jpeg"
+        let response = LoopbackResponse.head(200, ["Content-Type: \(type)", "Content-Length: \(size)"] + (closing ? ["Connection: close"] : []))
         guard client.send(response) else {
             finish(path, id, .aborted)
             return false
@@ -220,6 +232,39 @@ package final class SimulationServer: Sendable {
         let sent = send(body, to: client, counting: variant)
         finish(path, id, sent ? .complete : .aborted)
         return sent && !closing
+    }
+
+    /// The variant and the whole body of the image at `path`, or nil when it is not an image of
+    /// this run.
+    private func image(at path: String) -> (Variant, [UInt8])? {
+        if let photos = configuration.photos {
+            guard let (row, width) = Self.photoRoute(path, items: configuration.items), let body = photos.body(row: row, width: width) else { return nil }
+            return (width == photos.widths.last ? .original : .thumbnail, body)
+        }
+        guard let variant = route(path) else { return nil }
+        return (variant, Self.body(path: path, size: variant == .original ? configuration.originalBytes : configuration.thumbnailBytes))
+    }
+
+    /// The bytes this server answers for `url` (CDN mode: the photo's, exactly), or nil when
+    /// `url` is not one of its images: what a client must have been given.
+    package func expectedBody(of url: ImageURL) -> [UInt8]? {
+        let prefix = "http://127.0.0.1:\(port)/"
+        guard url.absoluteString.hasPrefix(prefix) else { return nil }
+        return image(at: "/" + url.absoluteString.dropFirst(prefix.count))?.1
+    }
+
+    /// Row and width of `/r/N/W.jpg` (N below `items`, both without leading zeros), or nil.
+    static func photoRoute(_ path: String, items: Int) -> (row: Int, width: Int)? {
+        guard path.hasPrefix("/r/"), path.hasSuffix(".jpg") else { return nil }
+        let parts = path.dropFirst(3).dropLast(4).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        func number(_ text: Substring) -> Int? {
+            guard !text.isEmpty, text.count <= 9, text.allSatisfy({ ("0"..."9").contains($0) }), let value = Int(text),
+                  String(value) == text else { return nil }
+            return value
+        }
+        guard let row = number(parts[0]), row < items, let width = number(parts[1]) else { return nil }
+        return (row, width)
     }
 
     /// The variant a path is for, or nil when it is not an image of this run.

@@ -68,6 +68,15 @@ struct SimulateCommand: AsyncParsableCommand {
             help: ArgumentHelp("The connections each pass's transport may open to the server (1–64; default 6, the transport's standard).", valueName: "n"))
     var connectionsPerHost = TransportConfiguration.standard.maximumConnectionsPerHost
 
+    @Option(name: .customLong("photos"),
+            help: ArgumentHelp("CDN mode: serve the photo ladders of this folder (made by scripts/cdn-photos.sh) at every width; each row is a template item.",
+                               valueName: "dir"))
+    var photos: String?
+
+    @Option(name: .customLong("display-width"), parsing: .unconditional,
+            help: ArgumentHelp("Every row's width on screen in pixels, given to the list (1–1000000; default: unknown).", valueName: "px"))
+    var displayWidth: Int?
+
     @Flag(help: "One JSON object instead of the report.")
     var json = false
 
@@ -105,6 +114,9 @@ struct SimulateCommand: AsyncParsableCommand {
         guard (1...64).contains(connectionsPerHost) else {
             throw usage("--connections-per-host \(connectionsPerHost): expected a count from 1 to 64")
         }
+        if let displayWidth, !(1...ImageItem.maximumWidth).contains(displayWidth) {
+            throw usage("--display-width \(displayWidth): expected a width from 1 to \(ImageItem.maximumWidth) pixels")
+        }
         guard let seed = UInt64(seed) else { throw usage("--seed \(TerminalText.escaped(seed)): expected a whole number from 0 to 18446744073709551615") }
         return Checked(latency: latency, script: script, seed: seed)
     }
@@ -129,12 +141,13 @@ struct SimulateCommand: AsyncParsableCommand {
         let options = try checked()
         let policy = try PolicyLocator.load(self.policy)
         let settings = try Self.settings(overrides, for: policy)
+        let ladders = try photos.map { folder throws(DataFileError) in try PhotoLadders(folder: folder) }
         let report: SimulationReport
         do {
             report = try await Simulation.run(.init(items: items, visible: visible, rowsPerSecond: rowsPerSecond, latency: options.latency,
                                                     originalBytes: originalBytes, thumbnailBytes: thumbnailBytes, script: options.script,
                                                     policy: policy, settings: settings, seed: options.seed,
-                                                    connectionsPerHost: connectionsPerHost))
+                                                    connectionsPerHost: connectionsPerHost, photos: ladders, displayWidth: displayWidth))
         } catch {
             throw CommandFailure(error.description, status: .ioError)
         }
