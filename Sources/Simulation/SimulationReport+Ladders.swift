@@ -44,8 +44,8 @@ extension SimulationReport {
         let rows = sdk.screen.rowsWithImage
         let covering = photos.coveringWidth(display), widest = photos.widths[photos.widths.count - 1], narrowest = photos.widths[0]
         return LadderFigures(
-            display: display, episodes: shown.count, covering: shown.filter { $0 >= min(display, widest) }.count,
-            narrower: shown.filter { $0 < min(display, widest) }.count,
+            display: display, episodes: shown.count, covering: shown.filter { $0 >= display }.count,
+            narrower: shown.filter { $0 < display }.count,
             withoutImage: sdk.screen.shownWidths.count - shown.count,
             pixelRatio: needed > 0 ? pixels / needed : 0, rows: rows.count, downloaded: sdk.server.totalBytes,
             ideal: rows.reduce(0) { $0 + photos.size(row: $1, width: covering) },
@@ -62,8 +62,9 @@ extension SimulationReport {
             Goal(name: "every row shown at ≥ its display width (\(figures.display) px)",
                  met: figures.episodes > 0 ? figures.narrower == 0 : nil,
                  detail: "\(figures.covering) of \(figures.episodes) rows with an image, \(figures.narrower) narrower; pixels shown \(Self.ratio(figures.pixelRatio, 1)) × those needed"),
+            // Bytes with no row shown are bytes for nothing: not met.
             Goal(name: "bytes ≤ 1.2 × the ideal (each shown row's narrowest covering rung, once)",
-                 met: figures.ideal > 0 ? Double(figures.downloaded) <= 1.2 * Double(figures.ideal) : nil,
+                 met: figures.ideal > 0 ? Double(figures.downloaded) <= 1.2 * Double(figures.ideal) : figures.downloaded == 0 ? nil : false,
                  detail: "\(figures.downloaded) against \(figures.ideal) bytes: \(Self.ratio(Double(figures.downloaded), Double(figures.ideal))) ×"),
         ]
     }

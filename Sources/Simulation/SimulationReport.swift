@@ -90,8 +90,10 @@ package struct SimulationReport {
         let firstScreenBound = Double(setup.latency.maximum + 20)
         let firstScreenRows = firstScreen.count + sdk.screen.firstScreenLeftWithoutImage
         let firstScreenDetail = "p95 \(Self.ms(firstScreen.p95)) ms against \(Self.ms(firstScreenBound)) ms (\(firstScreen.count) rows, \(setup.connectionsPerHost) connections to the host)"
-        if firstScreenRows == 0 {
-            goals.append(Goal(name: "first screen on a fresh host p95 ≤ 1 latency (the slowest) + 20 ms", met: nil, detail: "no row of the first screen was timed"))
+        if firstScreen.count == 0 {
+            // Nothing timed (offline, a policy that shows the placeholder, rows that left first): nothing to judge.
+            goals.append(Goal(name: "first screen on a fresh host p95 ≤ 1 latency (the slowest) + 20 ms", met: nil,
+                              detail: "no row of the first screen showed an image (\(firstScreenRows) rows)"))
         } else if setup.connectionsPerHost < firstScreenRows {
             goals.append(Goal(name: "first screen on a fresh host p95 ≤ 1 latency (the slowest) + 20 ms", met: nil,
                               detail: firstScreenDetail + ": fewer connections than rows, so some wait for a connection (--connections-per-host \(firstScreenRows) to check this goal)"))
@@ -193,6 +195,7 @@ package struct SimulationReport {
             ("offlineRequests", .int(sdk.server.offlineRequests)),
             ("rowsShown", .object(sdk.screen.rowsShown.keys.sorted().map { ($0, .int(sdk.screen.rowsShown[$0]?.count ?? 0)) })),
             ("rowsLeftWithoutImage", .int(sdk.screen.leftWithoutImage)),
+            ("failedLoads", .int(sdk.screen.failures)),
             ("listStatistics", sdk.listStatistics.map { .string($0) } ?? .null),
             ("problems", .array(sdk.screen.problems.map { .string($0) } + sdk.server.duplicatedPaths.map { .string("duplicate transfer: " + $0) })),
         ]

@@ -10,15 +10,23 @@ struct SimulateLadderTests {
     let cli = CLIRunner()
     static let widths = [160, 320, 480, 640, 1280, 4000]
 
-    /// A photo folder as scripts/cdn-photos.sh lays it out: two photos, every width a whole PNG
-    /// container whose size grows with the width's square.
+    /// A real PNG `width` pixels wide (4:3), padded by a private chunk to a size that grows with
+    /// the width's square, different for each photo.
+    static func image(width: Int, photo: Int) -> [UInt8] {
+        let png = LargeImages.greyPNG(width: width, height: width * 3 / 4)
+        let padding = TestImages.pattern(count: 200 + width * width / 100, seed: photo * 10_000 + width)
+        return Array(png.dropLast(12)) + PNGChunks.chunk("imPd", padding) + Array(png.suffix(12))
+    }
+
+    /// A photo folder as scripts/cdn-photos.sh lays it out: two photos, every width a real PNG of
+    /// that width.
     func photoFolder() throws -> String {
         let folder = cli.home.file("photos")
         var photos: [String] = []
         for (photo, name) in ["alpha", "beta"].enumerated() {
             try FileManager.default.createDirectory(atPath: folder + "/" + name, withIntermediateDirectories: true)
             for width in Self.widths {
-                let bytes = TestImages.png(size: 200 + width * width / 100, seed: photo * 10_000 + width)
+                let bytes = Self.image(width: width, photo: photo)
                 try Data(bytes).write(to: URL(fileURLWithPath: "\(folder)/\(name)/\(width).jpg"))
             }
             photos.append(#"{"name": "\#(name)"}"#)
@@ -58,15 +66,24 @@ struct SimulateLadderTests {
     }
 
     @Test func aMissingOrDamagedPhotoFolderIsOneLine() async throws {
-        let missing = try await cli.run(["simulate", "--items", "10", "--photos", cli.home.file("nowhere")])
+        let missing = try await cli.run(["simulate", "--items", "10", "--display-width", "400", "--photos", cli.home.file("nowhere")])
         #expect(missing.status == 66 && missing.stderr.hasPrefix("imgpolicy: ") && missing.stderr.contains("nowhere/manifest.json"), "\(missing.stderr)")
         #expect(missing.stderr.split(separator: "\n").count == 1)
         let folder = try photoFolder()
         try FileManager.default.removeItem(atPath: folder + "/beta/640.jpg")
-        let gap = try await cli.run(["simulate", "--items", "10", "--photos", folder])
+        let gap = try await cli.run(["simulate", "--items", "10", "--display-width", "400", "--photos", folder])
         #expect(gap.status == 66 && gap.stderr.contains("beta/640.jpg"), "\(gap.stderr)")
+        // A file that is another width's image, or no image: refused, never measured.
+        try Data(Self.image(width: 160, photo: 1)).write(to: URL(fileURLWithPath: folder + "/beta/640.jpg"))
+        let wrong = try await cli.run(["simulate", "--items", "10", "--display-width", "400", "--photos", folder])
+        #expect(wrong.status == 65 && wrong.stderr.contains("beta/640.jpg: is 160 pixels wide, not 640"), "\(wrong.stderr)")
+        try Data("not an image".utf8).write(to: URL(fileURLWithPath: folder + "/beta/640.jpg"))
+        let text = try await cli.run(["simulate", "--items", "10", "--display-width", "400", "--photos", folder])
+        #expect(text.status == 65 && text.stderr.contains("is not a JPEG or PNG image"), "\(text.stderr)")
+        let noWidth = try await cli.run(["simulate", "--items", "10", "--photos", folder])
+        #expect(noWidth.status == 64 && noWidth.stderr.contains("--photos needs --display-width"), "\(noWidth.stderr)")
         try Data(#"{"widths": [160, 160], "photos": [{"name": "alpha"}]}"#.utf8).write(to: URL(fileURLWithPath: folder + "/manifest.json"))
-        let twice = try await cli.run(["simulate", "--items", "10", "--photos", folder])
+        let twice = try await cli.run(["simulate", "--items", "10", "--display-width", "400", "--photos", folder])
         #expect(twice.status == 65 && twice.stderr.contains("distinct"), "\(twice.stderr)")
         let width = try await cli.run(["simulate", "--items", "10", "--display-width", "0"])
         #expect(width.status == 64 && width.stderr.contains("--display-width 0"), "\(width.stderr)")

@@ -114,6 +114,12 @@ struct SimulateCommand: AsyncParsableCommand {
         guard (1...64).contains(connectionsPerHost) else {
             throw usage("--connections-per-host \(connectionsPerHost): expected a count from 1 to 64")
         }
+        if let photos {
+            guard !photos.isEmpty else { throw usage("--photos \"\": expected a folder made by scripts/cdn-photos.sh") }
+            guard displayWidth != nil else {
+                throw usage("--photos needs --display-width: the width every row shows, which the report measures the images against")
+            }
+        }
         if let displayWidth, !(1...ImageItem.maximumWidth).contains(displayWidth) {
             throw usage("--display-width \(displayWidth): expected a width from 1 to \(ImageItem.maximumWidth) pixels")
         }
