@@ -25,8 +25,9 @@ public enum RowEvent: Sendable {
     case imageReady(row: Int, item: ImageItem, decision: Decision, variant: Variant, image: FetchedImage)
     /// A better variant replaces the one shown (delivered only after it has fully arrived).
     case upgraded(row: Int, item: ImageItem, decision: Decision, variant: Variant, image: FetchedImage)
-    /// The row's load failed and nothing is shown for it: the error, and the cached thumbnail to
-    /// show if there is one (nil: the placeholder).
+    /// The row's load failed and nothing is shown for it: the error, and the widest cached image
+    /// of the item narrower than the one that failed (its cached thumbnail, for an item without a
+    /// ladder) to show if there is one (nil: the placeholder).
     case failed(row: Int, item: ImageItem, decision: Decision, error: FetchError, fallback: FetchedImage?)
     /// The decision itself failed (the settings could not be read): show the placeholder.
     case decisionFailed(row: Int, item: ImageItem, error: DataFileError)

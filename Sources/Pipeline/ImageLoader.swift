@@ -140,8 +140,9 @@ public enum SlotEvent: Sendable {
     case placeholder(Decision)
     /// The image is ready: the variant, its bytes and where they came from.
     case imageReady(Decision, variant: Variant, image: FetchedImage)
-    /// Loading failed: the error, then the cached thumbnail to show if there is one (nil: show the
-    /// placeholder).
+    /// Loading failed: the error, then the widest cached image of the item narrower than the one
+    /// that failed (an item without a ladder: its cached thumbnail) to show if there is one (nil:
+    /// show the placeholder).
     case failed(Decision, error: FetchError, fallback: FetchedImage?)
     /// The decision itself failed (the settings could not be read): show the placeholder.
     case decisionFailed(DataFileError)

@@ -75,6 +75,8 @@ package final class Screen {
         var shownWidths: [Int] = []
         /// Rows that showed an image at some time.
         var rowsWithImage: Set<Int> = []
+        /// CDN mode: rows on screen at the end that showed no image.
+        var endedWithoutImage = 0
     }
 
     package let items: [ImageItem]
@@ -192,7 +194,9 @@ package final class Screen {
     /// Nothing more may be delivered: counts the expected upgrades that did not come.
     package func stop() {
         for row in visible where items[row].ladder != nil {
-            if let cell = cellOfRow[row] { figures.shownWidths.append(cells[cell].rank) }
+            guard let cell = cellOfRow[row] else { continue }
+            figures.shownWidths.append(cells[cell].rank)
+            if cells[cell].rank == 0 { figures.endedWithoutImage += 1 }
         }
         stopped = true
         figures.notUpgraded += expectations.count

@@ -42,7 +42,7 @@ struct ItemDecider {
         let cached = cache.cachedVariants(of: item)
         // The rungs are asked about only for a policy that reads them or an item with a ladder
         // (one question per rung).
-        let cachedRungs = policy.readsRungCache || policy.choosesRungs || item.ladder != nil ? cache.cachedRungs(of: item) : nil
+        let cachedRungs = policy.cachedRungs(of: item, in: cache)
         let decision = policy.decide(item, network: network, settings: settings, cached: cached, cachedRungs: cachedRungs,
                                      displayWidth: displayWidth, estimate: estimate)
         return (decision, policy.input(for: item, network: network, settings: settings, cached: cached, cachedRungs: cachedRungs,

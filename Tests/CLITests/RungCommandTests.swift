@@ -52,6 +52,34 @@ struct RungCommandTests {
         #expect(server.totalHits == 0, "deciding downloads nothing")
     }
 
+    /// `policy show --json` and `policy table --json` write a rung rule's rung as the policy file
+    /// does, and no variant (it depends on the rung chosen for an item).
+    @Test func policyShowAndTableWriteRungsAsTheFileDoes() async throws {
+        let file = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: PackagePaths.policies + "/fit-display.json"))) as? [String: Any])
+        let fileRules = try #require(file["rules"] as? [[String: Any]])
+        let shown = try json(try await cli.run(["policy", "show", "fit-display", "--json"]).stdout)
+        let shownRules = try #require(shown["rules"] as? [[String: Any]])
+        #expect(shownRules.count == fileRules.count)
+        for (written, read) in zip(fileRules, shownRules) {
+            let expected = written["rung"].map { JSONValueText($0) } ?? "null"
+            #expect(JSONValueText(read["rung"] ?? NSNull()) == expected, "\(written["name"] ?? "")")
+            if written["rung"] != nil { #expect(read["variant"] is NSNull, "\(read)") }
+        }
+        let table = try await cli.run(["policy", "table", "fit-display", "--json"])
+        let rows = try table.stdout.split(separator: "\n").map { try json(String($0)) }
+        #expect(rows.contains { ($0["rung"] as? [String: Any])?["maxWidth"] as? Int == 1280 })
+        #expect(rows.allSatisfy { $0["rung"] == nil || $0["variant"] is NSNull })
+    }
+
+    /// A JSON value's compact text with sorted keys, to compare a file's value with the command's.
+    func JSONValueText(_ value: Any) -> String {
+        if value is NSNull { return "null" }
+        if let text = value as? String { return "\"\(text)\"" }
+        guard JSONSerialization.isValidJSONObject(value),
+              let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) else { return "\(value)" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
     @Test func fetchDownloadsOnlyTheChosenRungAndLaterRunsShowIt() async throws {
         let item = try itemFile(), cache = cli.home.file("cache"), output = cli.home.file("out.png")
         let fetched = try await cli.run(["--network", "cellular", "--item", item, "--policy", "fit-display", "--size", "400x300",

@@ -54,15 +54,16 @@ struct SimulateLadderTests {
         let rows = try #require(ladders["rowsWithImage"] as? Int)
         #expect(rows > 0)
         #expect(ladders["narrower"] as? Int == 0 && ladders["atDisplayWidth"] as? Int == rows, "\(ladders)")
+        #expect(ladders["endedWithoutImage"] as? Int == 0, "\(ladders)")
         let bytes = try #require(ladders["bytes"] as? [String: Int])
         let downloaded = try #require(bytes["downloaded"]), ideal = try #require(bytes["ideal"])
         #expect(ideal > 0 && Double(downloaded) <= 1.2 * Double(ideal), "\(bytes)")
         #expect(try #require(bytes["originalOnly"]) > 10 * ideal, "the 4000 rung is far larger than the 480 one")
         #expect(try #require(bytes["naiveDownloaded"]) > downloaded)
         let goals = try #require(report["goals"] as? [[String: Any]])
-        for goal in goals where (goal["name"] as? String ?? "").contains("display width") || (goal["name"] as? String ?? "").contains("ideal") {
-            #expect(goal["met"] as? Bool == true, "\(goal)")
-        }
+        let ladderGoals = goals.filter { (($0["name"] as? String) ?? "").contains("display width") || (($0["name"] as? String) ?? "").contains("ideal") }
+        #expect(ladderGoals.count == 2, "\(goals)")
+        for goal in ladderGoals { #expect(goal["met"] as? Bool == true, "\(goal)") }
     }
 
     @Test func aMissingOrDamagedPhotoFolderIsOneLine() async throws {

@@ -234,6 +234,15 @@ struct RungPolicyValidationTests {
         #expect(message.hasPrefix("p.json: line"), "\(message)")
     }
 
+    /// Found by review: a case without a ladder expecting "load original" passed against a rung
+    /// rule, whose real decision depends on the item's widths. It is refused.
+    @Test func aVariantCaseOfARungRuleIsRefused() {
+        let message = problem(rule: Self.load, cases: #"{"network": "wifi", "expect": {"action": "load", "variant": "original"}}"#)
+        #expect(message.contains("case 1: expects load original, but the rule \"fit\" that fires chooses a rung"), "\(message)")
+        // The same case with a ladder is judged on the rung.
+        #expect(problem(rule: Self.load, cases: #"{"network": "wifi", "ladder": [320, 640], "expect": {"action": "load", "rule": "fit"}}"#) == "no error")
+    }
+
     @Test func aLadderCaseThatDoesNotHoldSaysWhichRungWasChosen() throws {
         let json = "{\"rules\": [\(Self.load), \(Self.catchAll)], \"cases\": ["
             + #"{"name": "too narrow", "network": "wifi", "ladder": [320, 640], "displayWidth": 400, "expect": {"rungWidth": 320}},"#

@@ -45,12 +45,14 @@ public enum ChildSpawn {
         return pid
     }
 
-    /// Waits for `pid` to end; returns its exit status (128 + signal when a signal ended it) and
-    /// its resource usage.
+    /// Waits for `pid` to end; returns its exit status (128 + signal when a signal ended it; -1
+    /// when it cannot be waited for, e.g. it is not our child) and its resource usage.
     public static func wait(_ pid: pid_t) -> (status: Int32, usage: rusage) {
         var status: Int32 = 0
         var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        var result: pid_t
+        repeat { result = wait4(pid, &status, 0, &usage) } while result < 0 && errno == EINTR
+        guard result == pid else { return (-1, usage) }
         let signal = status & 0x7F
         return (signal == 0 ? (status >> 8) & 0xFF : 128 + signal, usage)
     }
@@ -78,5 +80,6 @@ public struct ChildSpawnError: Error, CustomStringConvertible {
     /// The error number `posix_spawn` returned.
     public let code: Int32
 
+    /// `cannot start PROGRAM: ERRNO TEXT`.
     public var description: String { "cannot start \(executable): \(String(cString: strerror(code)))" }
 }

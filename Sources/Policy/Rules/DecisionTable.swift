@@ -23,7 +23,8 @@ struct DecisionTable: Sendable {
         self.coveringRungBit = coveringRungBit
     }
 
-    /// The number of entries: 2048 × 2^(settings), twice that when the policy tests `slow`.
+    /// The number of entries: 2048 × 2^(settings), twice that when the policy tests `slow`, four
+    /// times that when it tests cached rungs.
     var count: Int { entries.count }
 
     /// The outcome for `input`: its key, with the slow bit when the table has one.

@@ -53,7 +53,9 @@ extension ImagePolicy {
 
         /// For a case with a ladder: whether the decision's rule, action kind or rung differs.
         private var ladderDecisionFails: Bool {
-            guard let ladder = policyCase.ladder, let decision = actualDecision else { return false }
+            guard let ladder = policyCase.ladder else { return false }
+            // A ladder case is judged on its whole decision: without one it fails.
+            guard let decision = actualDecision else { return true }
             if let rule = policyCase.expectedRule, rule != decision.rule { return true }
             if let kind = ladder.expectedAction, kind != decision.action.kind { return true }
             switch ladder.expectedRung {

@@ -27,7 +27,7 @@ extension ImagePolicy {
                 factor = number
             }
             let maxWidth = try members.wholeNumber("maxWidth", in: 1...ImageItem.maximumWidth, unit: "pixels")
-            let maxBytes = try members.wholeNumber("maxBytes", in: 1...(1 << 40), unit: "bytes")
+            let maxBytes = try members.wholeNumber("maxBytes", in: 1...RungChoice.maximumBytes, unit: "bytes")
             let within = try members.wholeNumber("within", in: 1...60_000, unit: "milliseconds").map { Duration.milliseconds($0) }
             return .load(RungChoice(covering: factor, maxWidth: maxWidth, maxBytes: maxBytes, within: within))
         case ("show-cached", .string(let text)):

@@ -1,4 +1,18 @@
 extension ImagePolicy {
+    /// A case without a ladder that expects an action and variant cannot judge a rule that
+    /// chooses a rung (its decision depends on the item's widths): such a case is refused, naming
+    /// the case and the rule, so that it never passes for a decision it did not check.
+    func checkVariantCasesOfRungRules(source: String) throws(DataFileError) {
+        for (position, policyCase) in cases.enumerated() where policyCase.ladder == nil {
+            guard let expected = policyCase.expectedAction else { continue }
+            let rule = rules[outcome(for: input(for: policyCase)).ruleIndex]
+            guard rule.rung != nil else { continue }
+            throw DataFileError(.invalid, source: source, line: policyCase.line, context: "case \(position + 1)",
+                                message: "expects \(expected), but the rule \"\(rule.name)\" that fires chooses a rung: give the case a "
+                                    + "\"ladder\" and expect a \"rungWidth\"")
+        }
+    }
+
     /// The decision of a rule that chooses a rung: the rung its choice picks, or the cached rung
     /// it shows; the item's original URL as the original, every other rung as the thumbnail.
     func decide(_ item: ImageItem, choosing rung: RungSelection, rule: PolicyRule, cachedRungs: CachedRungs,

@@ -86,11 +86,14 @@ public struct ImagePolicy: Sendable {
         self.prefetch = prefetch
         self.runningLoadsOnWorseNetwork = runningLoadsOnWorseNetwork
         self.slowBelow = slowBelow
+        readsRungCache = rules.contains { $0.condition.anyRungCached != nil || $0.condition.coveringRungCached != nil }
+        choosesRungs = rules.contains { $0.rung != nil }
         let validator = PolicyValidator(source: source, settings: settings, rules: rules, cases: cases, prefetch: prefetch,
                                         runningLoads: runningLoadsOnWorseNetwork, slowBelow: slowBelow, ruleLines: ruleLines)
         self.table = try validator.compile()
         self.networkStateTable = try validator.compileNetworkStatePlans()
         try validator.checkCases()
+        try checkVariantCasesOfRungRules(source: source)
     }
 
     /// Whether a stale cached image is revalidated on `network`: as `staleRevalidation` says, or
@@ -158,21 +161,27 @@ public struct ImagePolicy: Sendable {
         table.outcome(for: input)
     }
 
-    /// Decides what to do for `item`. `estimate` is the measured link (nil until measured), read
-    /// by policies that test `slow`.
+    /// Decides what to do for `item`. `displayWidth` is the slot's width in pixels (read by rung
+    /// rules and `thumbnailCoversDisplay`); `estimate` is the measured link (nil until measured),
+    /// read by policies that test `slow` or choose a rung `within` a time.
     public func decide(_ item: ImageItem, network: NetworkState, settings: ResolvedSettings,
                        cache: some CacheInspecting, displayWidth: Int? = nil, estimate: LinkEstimate? = nil) -> Decision {
-        // The rungs are asked about only by a policy that reads them (one question per rung).
-        // The rungs are asked about only for a policy that reads them or an item with a ladder.
-        let cachedRungs = readsRungCache || choosesRungs || item.ladder != nil ? cache.cachedRungs(of: item) : nil
-        return decide(item, network: network, settings: settings, cached: cache.cachedVariants(of: item), cachedRungs: cachedRungs,
-                      displayWidth: displayWidth, estimate: estimate)
+        decide(item, network: network, settings: settings, cached: cache.cachedVariants(of: item),
+               cachedRungs: cachedRungs(of: item, in: cache), displayWidth: displayWidth, estimate: estimate)
+    }
+
+    /// What `cache` holds of `item`'s rungs, asked only when this policy reads them (a rule tests
+    /// a cached rung or chooses one) or the item has a ladder (one question per rung); nil
+    /// otherwise (the decision then reads the rungs from the cached original and thumbnail).
+    public func cachedRungs(of item: ImageItem, in cache: some CacheInspecting) -> CachedRungs? {
+        readsRungCache || choosesRungs || item.ladder != nil ? cache.cachedRungs(of: item) : nil
     }
 
     /// Decides what to do for `item`, reading the policy's settings from `store`.
     public func decide(_ item: ImageItem, network: NetworkState, settings store: some SettingsStore,
-                       cache: some CacheInspecting, estimate: LinkEstimate? = nil) throws(DataFileError) -> Decision {
-        decide(item, network: network, settings: try resolveSettings(from: store), cache: cache, estimate: estimate)
+                       cache: some CacheInspecting, displayWidth: Int? = nil, estimate: LinkEstimate? = nil) throws(DataFileError) -> Decision {
+        decide(item, network: network, settings: try resolveSettings(from: store), cache: cache, displayWidth: displayWidth,
+               estimate: estimate)
     }
 
     /// Decides what to do for `item` given what is cached of it.
@@ -243,12 +252,10 @@ public struct ImagePolicy: Sendable {
 
     /// Whether a rule tests `"cached": {"any": …}` or `{"covering": …}`: decisions then ask the
     /// cache about each rung, and the truth table lists those inputs apart.
-    public var readsRungCache: Bool {
-        rules.contains { $0.condition.anyRungCached != nil || $0.condition.coveringRungCached != nil }
-    }
+    public let readsRungCache: Bool
 
-    /// Whether a rule chooses a rung of the item's ladder.
-    public var choosesRungs: Bool { rules.contains { $0.rung != nil } }
+    /// Whether a rule chooses a rung of the item's ladder (set when the policy is made).
+    public let choosesRungs: Bool
 
     /// Whether a rule tests `roaming`: the truth table then lists roaming inputs apart.
     public var readsRoaming: Bool { rules.contains { $0.condition.roaming != nil } }
@@ -274,8 +281,9 @@ public struct ImagePolicy: Sendable {
 
     /// Every input the policy can tell apart (network kind × expensive × constrained × roaming,
     /// when a rule tests it × captive, when a rule tests it × cached variants × thumbnail present ×
-    /// each setting × slow, when a rule tests it, for a network that is not offline), with the
-    /// outcome for each, in a stable order.
+    /// each setting × slow, when a rule tests it, for a network that is not offline × cached rungs
+    /// (none, narrower, covering), when a rule tests them), with the outcome for each, in a stable
+    /// order.
     public func truthTable() -> [(input: PolicyInput, outcome: PolicyOutcome)] {
         PolicyInput.all(settingCount: settings.count, roaming: readsRoaming, captive: readsCaptive, covers: readsThumbnailCoversDisplay,
                         slow: readsSlow, rungCache: readsRungCache)

@@ -83,9 +83,8 @@ public struct PolicyCase: Sendable, Hashable {
 
         /// The cached rungs, as bits over the item's rungs.
         public var cachedRungs: CachedRungs {
-            var bits: UInt64 = 0
-            for (index, rung) in ladder.rungs.enumerated() where cachedWidths.contains(rung.width) { bits |= 1 << UInt64(index) }
-            return CachedRungs(bits: bits)
+            let urls = ladder.rungs.filter { cachedWidths.contains($0.width) }.map(\.url)
+            return CachedRungs(of: item, in: StaticCacheContents(urls: Set(urls)))
         }
 
         /// The cached variants the same cache holds: the original when the widest rung is cached,

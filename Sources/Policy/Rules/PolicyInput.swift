@@ -47,8 +47,9 @@ public struct PolicyInput: Sendable, Hashable, CustomStringConvertible {
 
     /// The index of this input in a compiled decision table: network kind in bits 0–2, then
     /// expensive, constrained, roaming, captive, original cached, thumbnail cached, has thumbnail,
-    /// thumbnail covers the display, then the settings. Slowness is not in it: its bit sits above
-    /// the settings, only in the tables of policies that test it (`DecisionTable.slowBit`).
+    /// thumbnail covers the display, then the settings. Slowness and the cached rungs are not in
+    /// it: their bits sit above the settings, only in the tables of policies that test them
+    /// (`DecisionTable.slowBit`, `anyRungBit`, `coveringRungBit`).
     @inlinable
     var tableKey: Int {
         var key = network.kind.index

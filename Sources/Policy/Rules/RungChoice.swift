@@ -22,6 +22,8 @@ public struct RungChoice: Sendable, Hashable, CustomStringConvertible {
     public static let maximumFactor = 8.0
     /// The smallest factor (a twentieth of the display width).
     public static let minimumFactor = 0.05
+    /// The largest `maxBytes` (1 TiB: far above any image).
+    public static let maximumBytes = 1 << 40
     /// The longest `within` a policy may give (a minute).
     public static let maximumWithin: Duration = .seconds(60)
 
@@ -71,9 +73,12 @@ public struct RungChoice: Sendable, Hashable, CustomStringConvertible {
         if let maxWidth, !(1...ImageItem.maximumWidth).contains(maxWidth) {
             return "\"maxWidth\" must be from 1 to \(ImageItem.maximumWidth) pixels, found \(maxWidth)"
         }
-        if let maxBytes, maxBytes < 1 { return "\"maxBytes\" must be at least 1, found \(maxBytes)" }
-        if let within, !(within > .zero && within <= Self.maximumWithin) {
-            return "\"within\" must be from 1 to 60000 milliseconds, found \(within)"
+        if let maxBytes, !(1...Self.maximumBytes).contains(maxBytes) {
+            return "\"maxBytes\" must be from 1 to \(Self.maximumBytes), found \(maxBytes)"
+        }
+        // Whole milliseconds, as a policy file writes them (`policy show` writes them back).
+        if let within, !(within >= .milliseconds(1) && within <= Self.maximumWithin && within == .milliseconds(within.milliseconds)) {
+            return "\"within\" must be a whole number of milliseconds from 1 to 60000, found \(within.milliseconds) ms"
         }
         return nil
     }
@@ -126,43 +131,5 @@ public struct RungChoice: Sendable, Hashable, CustomStringConvertible {
         if let maxBytes { parts.append("at most \(maxBytes) bytes") }
         if let within { parts.append("within \(within.milliseconds) ms") }
         return parts.joined(separator: ", ")
-    }
-}
-
-/// Which cached rung a rule that shows a cached image shows (the rule's `"rung"` with the action
-/// `show-cached`).
-public enum CachedRungChoice: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    /// The narrowest cached rung that covers the display (the widest rung when the display width
-    /// is not known): needs `"cached": {"covering": true}`.
-    case covering
-    /// The widest cached rung: needs `"cached": {"any": true}`.
-    case widest
-
-    /// `covering` or `widest`.
-    public var description: String { rawValue }
-}
-
-/// The rung part of a rule: how a `load` rule picks the rung to load, or which cached rung a
-/// `show-cached` rule shows. A rule without one loads or shows its `variant`.
-public enum RungSelection: Sendable, Hashable, CustomStringConvertible {
-    /// A `load` rule's choice.
-    case load(RungChoice)
-    /// A `show-cached` rule's choice.
-    case showCached(CachedRungChoice)
-
-    /// `load the rung covering 1.0× the display`, `show the widest cached rung`.
-    public var description: String {
-        switch self {
-        case .load(let choice): return "load the rung \(choice)"
-        case .showCached(.covering): return "show the narrowest cached rung covering the display"
-        case .showCached(.widest): return "show the widest cached rung"
-        }
-    }
-}
-
-extension Duration {
-    /// The duration in whole milliseconds (rounded down).
-    var milliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     }
 }

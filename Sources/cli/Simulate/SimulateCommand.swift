@@ -21,10 +21,14 @@ struct SimulateCommand: AsyncParsableCommand {
             --rows-per-second), first with the SDK's list over a fresh temporary cache (removed at \
             the end), then with a naive list (every visible row downloads its original; nothing \
             cancelled, coalesced or cached), following --network-script. The user's settings and \
-            cache are not used. Exit status: 0; 1 the SDK delivered an image to the wrong cell or a \
-            stale event, or transferred a URL twice; 64 usage error (a bad --latency, \
-            --network-script, size, count or seed, an unknown policy, --set of a setting the \
-            policy does not declare, a bad --connections-per-host); 65 a bad policy file; 66 a policy file that cannot be read; \
+            cache are not used. With --photos DIR and --display-width PX (the CDN mode, \
+            docs/simulate.md), every width of the photo ladders of scripts/cdn-photos.sh is served \
+            and each row is a template item. Exit status: 0; 1 the SDK delivered an image to the \
+            wrong cell or a stale event, or transferred a URL twice; 64 usage error (a bad \
+            --latency, --network-script, size, count, seed or --display-width, an unknown policy, \
+            --set of a setting the policy does not declare, a bad --connections-per-host, --photos \
+            without --display-width); 65 a bad policy file or photo folder (a damaged manifest, a \
+            file that is not an image of its width); 66 a policy file or photo file that cannot be read; \
             74 the server or the temporary cache could not be set up, or loads failed for want of \
             descriptors, threads, memory or disk (the figures then measure nothing).
             """
