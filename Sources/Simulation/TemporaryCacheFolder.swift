@@ -40,12 +40,22 @@ package struct TemporaryCacheFolder {
         let base = Self.systemTemporaryFolder
         Self.sweepDeadFolders(in: base)
         var template = Array((base + "/" + Self.prefix + "XXXXXX").utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
-            throw SimulationSetupError(description: "cannot make a temporary folder for the simulation's cache in \(base): \(errnoText(errno))")
+        // Made and registered under the lock the signal handler takes to read the folders: a
+        // signal in between waits for the registration (it once came right after `mkdtemp`,
+        // before the folder was known, and the folder was left behind).
+        let made = Self.live.withLock { live -> Result<String, SimulationSetupError> in
+            guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
+                return .failure(SimulationSetupError(description: "cannot make a temporary folder for the simulation's cache in \(base): \(errnoText(errno))"))
+            }
+            let folder = String(cString: made)
+            live.insert(folder)
+            return .success(folder)
         }
-        folder = String(cString: made)
+        switch made {
+        case .success(let made): folder = made
+        case .failure(let error): throw error
+        }
         path = folder + "/cache"
-        Self.removeOnSignal(folder)
         do {
             try Self.writeOwner(in: folder)
             guard mkdir(path, 0o700) == 0 else {
@@ -189,10 +199,6 @@ package struct TemporaryCacheFolder {
             signalSources.append(source)
         }
     }()
-
-    private static func removeOnSignal(_ path: String) {
-        live.withLock { _ = $0.insert(path) }
-    }
 
     package func remove() {
         _ = Self.live.withLock { $0.remove(folder) }
