@@ -212,9 +212,14 @@ package final class Screen {
     }
 
     /// How good an image is: its width for an item with a ladder, else 1 for a thumbnail and 2
-    /// for an original.
+    /// for an original (what a cell's `rank` holds, and what the policy's better decision is
+    /// compared with).
+    package static func rank(of item: ImageItem, _ variant: Variant, at url: ImageURL) -> Int {
+        item.ladder != nil ? item.width(of: url) ?? 0 : rank(variant)
+    }
+
     private func rank(_ item: ImageItem, _ variant: Variant, _ url: ImageURL) -> Int {
-        item.ladder != nil ? item.width(of: url) ?? 0 : Self.rank(variant)
+        Self.rank(of: item, variant, at: url)
     }
 
     /// Receives and checks one delivery.

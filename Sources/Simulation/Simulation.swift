@@ -119,9 +119,7 @@ package struct Simulation {
                                         let decision = policy.decide(item, network: state, settings: settings, cache: pipeline,
                                                                      displayWidth: displayWidth)
                                         guard let variant = decision.variant, let url = decision.url else { return false }
-                                        // A ladder's images rank by width (the screen's rank), others by variant.
-                                        let rank = item.ladder != nil ? item.width(of: url) ?? 0 : Screen.rank(variant)
-                                        return rank > shownRank
+                                        return Screen.rank(of: item, variant, at: url) > shownRank
                                     })
         await pipeline.flush()
         await transport.shutdown()
