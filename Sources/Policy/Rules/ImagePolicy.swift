@@ -201,7 +201,10 @@ public struct ImagePolicy: Sendable {
     public func decide(_ item: ImageItem, network: NetworkState, settings: ResolvedSettings,
                        cached: CachedVariants, cachedRungs: CachedRungs? = nil, displayWidth: Int? = nil,
                        estimate: LinkEstimate? = nil) -> Decision {
-        let cachedRungs = cachedRungs ?? CachedRungs(of: item, cachedVariants: cached)
+        // The rungs matter only to a policy that reads or chooses them, or for an item with a
+        // ladder: any other decision (the article's tree) stays a table read.
+        let needsRungs = readsRungCache || choosesRungs || item.ladder != nil
+        let cachedRungs = needsRungs ? cachedRungs ?? CachedRungs(of: item, cachedVariants: cached) : CachedRungs.none
         let input = input(for: item, network: network, settings: settings, cached: cached, cachedRungs: cachedRungs,
                           displayWidth: displayWidth, estimate: estimate)
         let outcome = outcome(for: input)
@@ -229,7 +232,8 @@ public struct ImagePolicy: Sendable {
     /// The facts a decision about `item` is made from (what `decide` looks up; `--explain` shows it).
     public func input(for item: ImageItem, network: NetworkState, settings: ResolvedSettings, cached: CachedVariants,
                       cachedRungs: CachedRungs? = nil, displayWidth: Int? = nil, estimate: LinkEstimate? = nil) -> PolicyInput {
-        let cachedRungs = cachedRungs ?? CachedRungs(of: item, cachedVariants: cached)
+        // Only a policy that tests cached rungs has their bits in its table; for any other they stay off.
+        let cachedRungs = readsRungCache ? cachedRungs ?? CachedRungs(of: item, cachedVariants: cached) : CachedRungs.none
         let covering = cachedRungs.bits != 0
             && cachedRungs.coveringIndex(among: item.rungCandidates, displayWidth: displayWidth) != nil
         return PolicyInput(network: network, cached: cached, hasThumbnail: item.thumbnail != nil, settings: settings,
